@@ -1,0 +1,73 @@
+/**
+ * agent-builder: one executable, several sub-commands [PK-1].
+ * `worker` and `runner` are internal re-exec modes and are not listed in help.
+ */
+import { RELEASE } from "./runtime/limits.ts";
+import { UsageError } from "./runtime/cli/args.ts";
+import { serveCommand } from "./runtime/cli/serve.ts";
+import { doctorCommand } from "./runtime/cli/doctor.ts";
+
+const HELP = `agent-builder ${RELEASE} — local-first agent runtime
+
+Usage: agent-builder <command> [options]
+
+Commands:
+  serve [--host 127.0.0.1] [--port 20815] [--home DIR] [--ollama URL]
+                          serve the web UI and API
+  rotate-token [--home DIR] [--generate]
+                          set a new bootstrap token (hidden TTY input) and log out every browser
+  backup NAME [--home DIR]
+                          write a consistent snapshot of data/ to backups/NAME.tar
+  restore FILE --yes [--home DIR]
+                          replace data/ with a backup (the server must be stopped)
+  doctor [--json]         report what this host supports for sandboxed Runs
+  version                 print the release
+  help                    this text
+
+Every command takes --home DIR (default: the current directory).
+`;
+
+type Command = (argv: string[]) => number | Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  serve: serveCommand,
+  doctor: doctorCommand,
+  version: () => {
+    console.log(RELEASE);
+    return 0;
+  },
+  help: () => {
+    console.log(HELP);
+    return 0;
+  },
+};
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h") {
+    console.log(HELP);
+    return name === undefined ? 2 : 0;
+  }
+  const cmd = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!cmd) {
+    console.error(`agent-builder: unknown command '${name}'. Run 'agent-builder help'.`);
+    return 2;
+  }
+  if (rest.includes("--help") || rest.includes("-h")) {
+    console.log(HELP);
+    return 0;
+  }
+  try {
+    return await cmd(rest);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`agent-builder ${name}: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+if (import.meta.main) {
+  Deno.exit(await main(Deno.args));
+}

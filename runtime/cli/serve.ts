@@ -1,0 +1,69 @@
+/**
+ * `agent-builder serve`: takes the home's instance lock, opens the App, listens
+ * (127.0.0.1:20815 by default), and shuts down gracefully on SIGINT/SIGTERM
+ * [PK-1, GW-1, OP-2].
+ */
+import { createApp } from "../app.ts";
+import { AppError } from "../errors.ts";
+import { resolveHome } from "../home.ts";
+import { acquireInstanceLock } from "../instance.ts";
+import { DEFAULT_HOST, DEFAULT_OLLAMA_URL, DEFAULT_PORT } from "../limits.ts";
+import { createFileLogger } from "../log.ts";
+import { ensurePrivateDir } from "../path_safety.ts";
+import { startServer } from "../http/server.ts";
+import { parseArgs, UsageError } from "./args.ts";
+
+export async function serveCommand(argv: string[]): Promise<number> {
+  const a = parseArgs(argv, { flags: ["host", "port", "home", "ollama"] });
+  const host = a.flags.host ?? DEFAULT_HOST;
+  const port = a.flags.port === undefined ? DEFAULT_PORT : Number(a.flags.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError("--port must be 0..65535");
+  }
+  const ollamaUrl = a.flags.ollama ?? DEFAULT_OLLAMA_URL;
+  const home = resolveHome(a.flags.home ?? Deno.cwd());
+  let lock;
+  try {
+    lock = acquireInstanceLock(home.root);
+  } catch (err) {
+    if (err instanceof AppError && err.code === "instance_locked") {
+      console.error(`agent-builder: another server is already running for ${home.root}`);
+      return 3;
+    }
+    throw err;
+  }
+  ensurePrivateDir(home.root, ".runtime/control-plane");
+  const log = createFileLogger({ path: `${home.root}/.runtime/control-plane/server.log` });
+  const app = createApp({ home, log, ollamaUrl });
+  const server = await startServer({
+    hostname: host,
+    port,
+    routes: app.routes,
+    gateway: app.gateway,
+    log,
+  });
+  const shown = host.includes(":") ? `[${host}]` : host;
+  console.log(`agent-builder listening on http://${shown}:${server.port}/ (home ${home.root})`);
+  log.info("server.started", { port: server.port });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info("server.stopping", { signal });
+    await server.shutdown();
+  };
+  const onInt = () => void stop("SIGINT");
+  const onTerm = () => void stop("SIGTERM");
+  Deno.addSignalListener("SIGINT", onInt);
+  Deno.addSignalListener("SIGTERM", onTerm);
+  await server.finished;
+  Deno.removeSignalListener("SIGINT", onInt);
+  Deno.removeSignalListener("SIGTERM", onTerm);
+  await app.close();
+  log.info("server.stopped");
+  log.close();
+  lock.release();
+  console.log("agent-builder stopped");
+  return 0;
+}

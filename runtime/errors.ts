@@ -1,0 +1,182 @@
+/**
+ * The product's fixed error codes, their HTTP status, fixed public message and
+ * retryability, in one table [GW-6]. Nothing else maps codes to statuses.
+ *
+ * SECURITY: messages are fixed text. Never interpolate request data, paths,
+ * secrets or exception text into an AppError's public message.
+ */
+
+interface ErrorInfo {
+  status: number;
+  message: string;
+  retryable?: boolean;
+}
+
+const TABLE = {
+  // generic HTTP / gateway
+  not_found: { status: 404, message: "Not found." },
+  method_not_allowed: { status: 405, message: "Method not allowed." },
+  unauthorized: { status: 401, message: "Login required." },
+  invalid_token: { status: 401, message: "The token is not valid." },
+  csrf_failed: { status: 403, message: "Missing or invalid CSRF token." },
+  origin_forbidden: { status: 403, message: "Cross-origin request refused." },
+  host_forbidden: { status: 403, message: "Host not allowed." },
+  body_too_large: { status: 413, message: "Request body too large." },
+  unsupported_media_type: { status: 415, message: "Content-Type must be application/json." },
+  invalid_json: { status: 422, message: "Request body is not valid JSON." },
+  schema_violation: { status: 422, message: "Request does not match the schema." },
+  message_too_large: { status: 413, message: "Message exceeds 8192 UTF-8 bytes." },
+  rate_limited: { status: 429, message: "Too many attempts; try again later.", retryable: true },
+  too_many_connections: { status: 503, message: "Server busy.", retryable: true },
+  internal_error: { status: 500, message: "Internal error." },
+  shutting_down: { status: 503, message: "Server is shutting down.", retryable: true },
+
+  // home / paths / storage
+  unsafe_path: { status: 500, message: "A managed path failed its safety check." },
+  invalid_id: { status: 404, message: "Not found." },
+  database_too_new: { status: 500, message: "Database schema is newer than this binary." },
+  database_unsafe: { status: 500, message: "Database file failed its safety check." },
+  storage_full: { status: 507, message: "Storage bound reached." },
+  instance_locked: { status: 409, message: "Another server holds this home." },
+
+  // agents / conversations
+  agent_not_found: { status: 404, message: "Agent not found." },
+  agent_protected: { status: 409, message: "The system Agent cannot be changed." },
+  agent_busy: { status: 409, message: "The Agent is not accepting new work.", retryable: true },
+  agent_limit: { status: 409, message: "Agent limit reached." },
+  conversation_not_found: { status: 404, message: "Conversation not found." },
+  conversation_busy: {
+    status: 409,
+    message: "The conversation has an active run.",
+    retryable: true,
+  },
+  conversation_limit: { status: 409, message: "Conversation limit reached." },
+  conversation_no_head: { status: 409, message: "No completed turn to continue from." },
+  invalid_session_cursor: { status: 400, message: "Invalid session cursor." },
+  run_not_found: { status: 404, message: "Run not found." },
+  runs_busy: { status: 503, message: "Too many active runs.", retryable: true },
+  run_not_active: { status: 409, message: "The run is not active." },
+
+  // model broker [MB]
+  model_unavailable: { status: 503, message: "The model is unavailable.", retryable: true },
+  model_not_found: { status: 404, message: "Unknown model." },
+  model_busy: { status: 503, message: "The model is busy.", retryable: true },
+  model_first_frame_timeout: {
+    status: 504,
+    message: "The model did not start answering in time.",
+    retryable: true,
+  },
+  model_stream_idle_timeout: {
+    status: 504,
+    message: "The model stream stalled.",
+    retryable: true,
+  },
+  model_turn_deadline: { status: 504, message: "The run deadline passed.", retryable: true },
+  model_transport_timeout: {
+    status: 504,
+    message: "The model call timed out.",
+    retryable: true,
+  },
+  model_temporarily_unhealthy: {
+    status: 503,
+    message: "The model is temporarily unhealthy.",
+    retryable: true,
+  },
+  model_protocol_error: { status: 502, message: "The model stream was malformed." },
+  model_provider_error: { status: 502, message: "The model reported an error.", retryable: true },
+  model_stream_too_large: { status: 502, message: "The model stream exceeded its bounds." },
+  model_context_limit: { status: 413, message: "The context exceeds the model window." },
+  model_tool_loop: { status: 502, message: "The model broke the tool-call protocol." },
+  model_capability_missing: { status: 503, message: "The model lacks a required capability." },
+
+  // worker sandbox [SB]
+  sandbox_unavailable: { status: 503, message: "The worker sandbox cannot be established." },
+  sandbox_attestation_failed: { status: 500, message: "Worker attestation failed." },
+  worker_protocol_error: { status: 500, message: "Worker protocol error." },
+  worker_crashed: { status: 500, message: "The worker exited unexpectedly." },
+  worker_resource_limit: { status: 500, message: "The worker exceeded a resource bound." },
+  journal_unavailable: { status: 500, message: "The run journal is unavailable." },
+  run_cancelled: { status: 409, message: "The run was cancelled." },
+  run_interrupted: { status: 409, message: "The run was interrupted." },
+
+  // tools [TL]
+  tool_denied: { status: 403, message: "The tool call was denied." },
+  tool_invalid_arguments: { status: 422, message: "Invalid tool arguments." },
+  permission_not_found: { status: 404, message: "Permission request not found." },
+  path_invalid: { status: 422, message: "Invalid workspace path." },
+  path_too_long: { status: 422, message: "Workspace path too long." },
+  path_symlink: { status: 422, message: "Symbolic links are refused." },
+  path_not_found: { status: 404, message: "No such workspace path." },
+  path_not_directory: { status: 422, message: "A path component is not a directory." },
+  path_unsafe_owner: { status: 422, message: "Path owner or mode is unsafe." },
+  path_cross_device: { status: 422, message: "Path crosses a device boundary." },
+  file_not_regular: { status: 422, message: "Not a regular file." },
+  file_hardlinked: { status: 422, message: "File has more than one link." },
+  file_sparse: { status: 422, message: "Sparse files are refused." },
+  file_too_large: { status: 422, message: "File too large." },
+  file_binary: { status: 422, message: "File is not text." },
+  file_invalid_utf8: { status: 422, message: "File is not valid UTF-8." },
+  file_changed: { status: 409, message: "File changed during the operation." },
+  file_timeout: { status: 504, message: "File operation timed out." },
+  file_exists: { status: 409, message: "File already exists." },
+  receipt_required: { status: 409, message: "A full read receipt is required." },
+  receipt_stale: { status: 409, message: "The read receipt is stale." },
+  edit_no_match: { status: 422, message: "The old text was not found." },
+  edit_ambiguous: { status: 422, message: "The old text matches more than once." },
+  content_too_large: { status: 413, message: "Content too large." },
+  pattern_invalid: { status: 422, message: "Pattern outside the supported subset." },
+  search_limit: { status: 422, message: "Search bound reached." },
+
+  // slash commands [SC]
+  command_invalid: { status: 422, message: "Invalid command input." },
+  command_unknown: { status: 404, message: "Unknown command." },
+
+  // backup [OP]
+  backup_invalid: { status: 422, message: "The backup archive is invalid." },
+  backup_name_invalid: { status: 422, message: "Invalid backup name." },
+  restore_refused: { status: 409, message: "Restore refused." },
+} as const satisfies Record<string, ErrorInfo>;
+
+export type ErrorCode = keyof typeof TABLE;
+
+export const ERROR_CODES = Object.keys(TABLE) as ErrorCode[];
+
+export function errorInfo(code: ErrorCode): ErrorInfo {
+  return TABLE[code];
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === "string" && Object.hasOwn(TABLE, value);
+}
+
+/** A failure with a fixed public code. `detail` is for logs only and must not carry secrets. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly retryable: boolean;
+  readonly detail?: string;
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, detail?: string, headers?: Record<string, string>) {
+    const info: ErrorInfo = TABLE[code];
+    super(`${code}${detail ? `: ${detail}` : ""}`);
+    this.name = "AppError";
+    this.code = code;
+    this.status = info.status;
+    this.retryable = info.retryable ?? false;
+    this.detail = detail;
+    this.headers = headers;
+  }
+}
+
+/** The public error body [GW-6]: fixed code and text, plus retryable when the code is. */
+export function errorBody(code: ErrorCode): {
+  error: { code: ErrorCode; message: string; retryable?: boolean };
+} {
+  const info: ErrorInfo = TABLE[code];
+  return {
+    error: info.retryable
+      ? { code, message: info.message, retryable: true }
+      : { code, message: info.message },
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * JSON request bodies [GW-4]: Content-Type must be JSON (415), declared and
+ * streamed length are bounded (413, without reading past the bound), depth and
+ * key counts are bounded, and the body must match the route's strict schema (422).
+ */
+import type { z } from "zod";
+import { AppError } from "../errors.ts";
+import { JSON_BODY_MAX_BYTES, JSON_MAX_DEPTH, JSON_MAX_KEYS } from "../limits.ts";
+
+/** Reads at most `max` bytes of the body; throws body_too_large past that. */
+export async function readBounded(req: Request, max = JSON_BODY_MAX_BYTES): Promise<Uint8Array> {
+  const declared = req.headers.get("content-length");
+  if (declared !== null) {
+    if (!/^\d{1,12}$/.test(declared)) throw new AppError("body_too_large", "bad content-length");
+    if (Number(declared) > max) throw new AppError("body_too_large");
+  }
+  if (req.body === null) return new Uint8Array(0);
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > max) {
+        await reader.cancel();
+        throw new AppError("body_too_large");
+      }
+      chunks.push(value);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  const out = new Uint8Array(total);
+  let off = 0;
+  for (const c of chunks) {
+    out.set(c, off);
+    off += c.byteLength;
+  }
+  return out;
+}
+
+/** Depth/key bound over a parsed JSON value (arrays count their items as keys). */
+export function checkJsonShape(value: unknown, depth = 0): void {
+  if (depth > JSON_MAX_DEPTH) throw new AppError("schema_violation", "json too deep");
+  if (value !== null && typeof value === "object") {
+    const entries = Array.isArray(value) ? value : Object.values(value);
+    if (entries.length > JSON_MAX_KEYS) throw new AppError("schema_violation", "too many keys");
+    for (const v of entries) checkJsonShape(v, depth + 1);
+  }
+}
+
+function isJsonContentType(value: string | null): boolean {
+  if (value === null) return false;
+  const [type, ...params] = value.split(";").map((s) => s.trim().toLowerCase());
+  if (type !== "application/json") return false;
+  return params.every((p) => p === "" || p === "charset=utf-8");
+}
+
+/** Parses and validates a JSON body against a strict schema. */
+export async function parseJsonBody<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
+  // Deny when the header is missing: a body-taking route always needs JSON.
+  if (!isJsonContentType(req.headers.get("content-type"))) {
+    throw new AppError("unsupported_media_type");
+  }
+  const bytes = await readBounded(req);
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch {
+    throw new AppError("invalid_json");
+  }
+  checkJsonShape(value);
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new AppError("schema_violation");
+  return parsed.data;
+}

@@ -1,0 +1,167 @@
+/**
+ * Every hard bound of SPEC.md as one named constant. Modules import the bound
+ * they enforce from here; nothing else in the tree spells these numbers.
+ *
+ * Grouped by SPEC section; the bracketed ID after each group names the clause.
+ */
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+// ── Shape / home [PK] ────────────────────────────────────────────────────────
+export const DEFAULT_HOST = "127.0.0.1";
+export const DEFAULT_PORT = 20815;
+export const RELEASE = "0.1.0";
+export const SYSTEM_AGENT_ID = "00000000-0000-4000-8000-000000000001";
+/** Minimum Landlock ABI a Run needs [PK-5]. */
+export const LANDLOCK_MIN_ABI = 6;
+
+// ── Web Gateway [GW] ─────────────────────────────────────────────────────────
+export const TOKEN_BYTES = 32; // 256-bit bootstrap token, 64 hex chars [GW-2]
+export const TOKEN_MIN_CHARS = 10;
+export const TOKEN_MAX_CHARS = 128;
+export const SESSION_CAPACITY = 32;
+export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
+export const SESSION_ABSOLUTE_MS = 12 * 60 * 60 * 1000;
+export const LOGIN_FAILURES_PER_WINDOW = 5;
+export const LOGIN_FAILURE_WINDOW_MS = 60 * 1000;
+export const LOGIN_SOURCES_TRACKED = 1024;
+export const MAX_CONCURRENT_CONNECTIONS = 64;
+export const MAX_HEADER_BYTES = 16 * KiB;
+export const KEEP_ALIVE_MS = 5 * 1000;
+export const JSON_BODY_MAX_BYTES = 16 * KiB; // [GW-4]
+export const USER_MESSAGE_MAX_BYTES = 8192; // [GW-4]
+export const JSON_MAX_DEPTH = 8;
+export const JSON_MAX_KEYS = 64;
+export const LOG_ROTATE_BYTES = 5 * MiB; // [GW-6]
+export const LOG_ROTATE_BACKUPS = 3;
+export const LOG_FLUSH_INTERVAL_MS = 500;
+export const LOG_BUFFER_MAX_BYTES = 64 * KiB;
+
+// ── Agents / Conversations [AG] [CV] ─────────────────────────────────────────
+export const AGENT_NAME_MAX_CHARS = 64;
+export const AGENTS_MAX = 64;
+export const CONVERSATIONS_PER_AGENT_MAX = 100; // [CV-1]
+export const CONVERSATION_TITLE_MAX_CHARS = 120;
+export const ACTIVE_RUNS_PER_CONVERSATION = 1; // [CV-2]
+export const ACTIVE_RUNS_TOTAL_MAX = 4; // [CV-2]
+export const TURN_PAGE_DEFAULT = 32; // [CV-3]
+export const TURN_PAGE_MAX = 64; // [CV-3]
+export const STATE_DB_JOURNAL_SIZE_LIMIT = 16 * MiB; // [CV-1]
+export const STATE_DB_MAX_BYTES = 512 * MiB; // [CV-1]
+export const SQLITE_BUSY_TIMEOUT_MS = 5000;
+export const INSTRUCTION_FILE_NAME = "agent-builder.md"; // [AG-4]
+export const INSTRUCTION_FILE_MAX_BYTES = 32 * KiB; // [CX-2]
+
+// ── Events [EV] ──────────────────────────────────────────────────────────────
+export const RUN_EVENTS_MAX = 512; // [EV-2]
+export const RUN_LIVE_BYTES_MAX = 1 * MiB;
+export const RUN_DURABLE_BYTES_MAX = 256 * KiB;
+export const EVENT_MAX_BYTES = 64 * KiB;
+export const JOURNAL_RUNS_RETAINED = 256;
+export const LIVE_RUNS_IN_MEMORY = 64;
+export const SSE_CLIENT_RECONNECTS_MAX = 3; // [EV-3]
+export const REPLAY_PAGE_MAX = 128; // [EV-4]
+export const REPLAY_CURSOR_MAX = 1_000_000;
+
+// ── Model Broker [MB] ────────────────────────────────────────────────────────
+export const DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434";
+export const DEFAULT_MODEL = "qwen3.5:2b";
+export const RUN_WINDOW_MAX_TOKENS = 32768; // [MB-2]
+export const OUTPUT_RESERVE_TOKENS = 4096;
+export const MODEL_STREAMS_MAX = 2; // [MB-4]
+export const MODEL_QUEUE_WAIT_MS = 30 * 1000;
+export const MODEL_FIRST_FRAME_MS = 60 * 1000; // [MB-5]
+export const MODEL_IDLE_MS = 20 * 1000;
+export const MODEL_CALL_MS = 120 * 1000;
+export const RUN_DEADLINE_MS = 240 * 1000;
+export const MODEL_RETRIES_BEFORE_FRAME = 1;
+export const CIRCUIT_FAILURES_TO_OPEN = 2;
+export const CIRCUIT_OPEN_MS = 30 * 1000;
+export const CIRCUIT_ENTRIES_MAX = 16;
+export const PROVIDER_STREAM_MAX_BYTES = 1 * MiB; // [MB-6]
+export const PROVIDER_STREAM_MAX_FRAMES = 4096;
+export const CONTENT_IPC_FRAMES_MAX = 128;
+export const ANSWER_COMMIT_MAX_BYTES = 12 * KiB;
+export const REPETITION_WINDOW_CODEPOINTS = 2048; // [MB-7]
+export const REPETITION_CYCLE_MIN_BYTES = 32;
+export const REPETITION_CYCLE_MAX_BYTES = 512;
+export const REPETITION_MIN_REPEATS = 3;
+export const REPETITION_MIN_TOTAL_BYTES = 512;
+export const REPETITION_CHECK_EVERY_BYTES = 64;
+export const OVERFLOW_RECOVERY_ATTEMPTS = 1; // [MB-8]
+export const USAGE_ROWS_PER_RUN_MAX = 64; // [MB-9]
+
+// ── Context [CX] ─────────────────────────────────────────────────────────────
+export const CONTEXT_TEMPLATE_RESERVE_TOKENS = 256; // [CX-3]
+export const CONTEXT_COLLAPSE_PERCENT = 80;
+export const CONTEXT_CALIBRATION_USAGES = 16; // [CX-5]
+
+// ── Worker sandbox / IPC [SB] ────────────────────────────────────────────────
+export const WORKER_MODEL_CALLS_MAX = 4; // [SB-5]
+export const WORKER_TOOL_CALLS_MAX = 2;
+export const IPC_LINE_MAX_BYTES = 64 * KiB; // [SB-4]
+export const IPC_LINES_MAX = 2048;
+export const IPC_TOTAL_BYTES_MAX = 4 * MiB;
+export const IPC_ROUNDS_MAX = 16;
+export const IPC_ATTESTATION_TIMEOUT_MS = 10 * 1000;
+export const IPC_REPLY_TIMEOUT_MS = 130 * 1000;
+export const WORKER_RLIMIT_CPU_S = 60;
+export const WORKER_RLIMIT_AS_BYTES = 8 * 1024 * MiB; // V8 reserves large virtual ranges
+export const WORKER_RLIMIT_FSIZE_BYTES = 1 * MiB;
+export const WORKER_RLIMIT_NOFILE = 64;
+export const WORKER_RLIMIT_NPROC = 256; // threads count too; root ignores it [SB-7]
+export const RUN_TREE_ENTRIES_MAX = 1024; // [SB-6]
+export const RUN_TREE_LOGICAL_BYTES_MAX = 16 * MiB;
+export const RUN_TREE_ALLOCATED_BYTES_MAX = 32 * MiB;
+export const RUN_TREE_CHECK_INTERVAL_MS = 1000;
+
+// ── Tools [TL] ───────────────────────────────────────────────────────────────
+export const TOOL_RESULT_PROJECTION_MAX_BYTES = 4096; // [TL-3]
+export const TOOL_RESULTS_PER_RUN_MAX_BYTES = 16 * KiB;
+export const PERMISSIONS_PENDING_MAX = 32; // [TL-2]
+export const OPERATION_LEDGER_ROWS_MAX = 4096;
+export const PATH_COMPONENTS_MAX = 32; // [TL-4]
+export const PATH_BYTES_MAX = 1024;
+export const READ_FILE_MAX_BYTES = 1 * MiB;
+export const READ_CHUNK_MAX_BYTES = 4096;
+export const READ_CHUNK_MAX_LINES = 256;
+export const READ_TIMEOUT_MS = 500;
+export const GLOB_DEPTH_MAX = 16; // [TL-5]
+export const GLOB_ENTRIES_MAX = 4096;
+export const GLOB_FILES_MAX = 1024;
+export const GREP_READ_MAX_BYTES = 2 * MiB;
+export const GREP_MATCHES_MAX = 128;
+export const SEARCH_RESULT_MAX_BYTES = 12 * KiB;
+export const SEARCH_TIMEOUT_MS = 1000;
+export const GREP_PATTERN_MAX_BYTES = 256;
+export const GREP_PATTERN_QUESTION_MAX = 8;
+export const GREP_LINE_MAX_BYTES = 16 * KiB;
+export const WRITE_CONTENT_MAX_BYTES = 8 * KiB; // [TL-6]
+export const EDIT_FRAGMENT_MAX_BYTES = 4 * KiB;
+export const EDIT_PREVIEW_MAX_BYTES = 4 * KiB;
+export const EDIT_RESULT_MAX_BYTES = 12 * KiB;
+export const EDIT_TIMEOUT_MS = 2000;
+export const STALE_WRITE_TEMPS_CLEANED_MAX = 16;
+export const BASH_ARGS_MAX = 8; // [TL-7]
+export const RUNNER_CPU_S = 10;
+export const RUNNER_AS_BYTES = 256 * MiB;
+export const RUNNER_NOFILE = 32;
+export const RUNNER_FSIZE_BYTES = 2 * MiB;
+export const RUNNER_WALL_MS = 12 * 1000;
+export const RUNNER_OUTPUT_MAX_BYTES = 12 * KiB;
+export const RUNNER_OUTPUT_DIR_MAX_BYTES = 8 * MiB;
+
+// ── Slash commands [SC] ──────────────────────────────────────────────────────
+export const COMMAND_REGISTRY_MAX = 32; // [SC-1]
+export const COMMAND_INPUT_MAX_BYTES = 4096;
+export const COMMAND_ARGS_MAX = 4;
+export const COMMAND_ARG_MAX_BYTES = 256;
+export const COMMAND_RESULT_MAX_BYTES = 64 * KiB;
+
+// ── Operations [OP] ──────────────────────────────────────────────────────────
+export const BACKUP_NAME_MAX_CHARS = 64;
+export const BACKUP_ENTRIES_MAX = 100_000;
+export const BACKUP_ENTRY_MAX_BYTES = 1024 * MiB;
+export const BACKUP_TOTAL_MAX_BYTES = 8 * 1024 * MiB;
+export const SHUTDOWN_GRACE_MS = 5000;

@@ -1,0 +1,105 @@
+/**
+ * Opening SQLite databases (node:sqlite, compiled into the Deno runtime) with
+ * the product's fixed settings [CV-1]: WAL, synchronous=NORMAL, foreign keys,
+ * busy timeout, a 16 MiB journal size limit and a 512 MiB page-count cap.
+ *
+ * SECURITY: the database file and its -wal/-shm companions are verified as
+ * private regular files owned by us, reached through safe directories, on
+ * every open; a symlink or foreign/shared file refuses the open.
+ */
+import { DatabaseSync } from "node:sqlite";
+import { AppError } from "../errors.ts";
+import {
+  SQLITE_BUSY_TIMEOUT_MS,
+  STATE_DB_JOURNAL_SIZE_LIMIT,
+  STATE_DB_MAX_BYTES,
+} from "../limits.ts";
+import { checkManagedPath, currentUid, ensurePrivateDir } from "../path_safety.ts";
+import { applyMigrations, type Migration } from "./migrate.ts";
+
+export type { DatabaseSync };
+
+export interface OpenDatabaseOptions {
+  /** Home root; `relative` is checked below it component by component. */
+  root: string;
+  /** Path of the database file below `root`, e.g. `data/agent-registry.sqlite`. */
+  relative: string;
+  /** Embedded migrations to apply (in order). */
+  migrations: readonly Migration[];
+  /** Create the file (and its private directories) when missing. @default true */
+  create?: boolean;
+}
+
+function checkDbFile(path: string, uid: number): void {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return;
+    throw err;
+  }
+  if (info.isSymlink || !info.isFile) throw new AppError("database_unsafe", `not regular: ${path}`);
+  if (info.uid !== uid) throw new AppError("database_unsafe", `foreign owner: ${path}`);
+  if (info.mode === null || (info.mode & 0o077) !== 0) {
+    throw new AppError("database_unsafe", `not private: ${path}`);
+  }
+  if (info.nlink !== null && info.nlink !== 1) {
+    throw new AppError("database_unsafe", `hard-linked: ${path}`);
+  }
+}
+
+/** Opens (and migrates) a product database with the fixed settings. */
+export function openDatabase(opts: OpenDatabaseOptions): DatabaseSync {
+  const uid = currentUid();
+  const slash = opts.relative.lastIndexOf("/");
+  const dirRel = slash > 0 ? opts.relative.slice(0, slash) : "";
+  if (opts.create ?? true) {
+    if (dirRel) ensurePrivateDir(opts.root, dirRel);
+  } else if (!checkManagedPath(opts.root, opts.relative, "file", true)) {
+    throw new AppError("database_unsafe", `missing: ${opts.relative}`);
+  }
+  if (dirRel) checkManagedPath(opts.root, dirRel, "dir");
+  const path = `${opts.root}/${opts.relative}`;
+  for (const suffix of ["", "-wal", "-shm", "-journal"]) checkDbFile(path + suffix, uid);
+  const exists = checkManagedPath(opts.root, opts.relative, "file", true);
+  if (!exists) {
+    // Create the file ourselves with mode 0600 so SQLite never creates it with the umask's mode.
+    Deno.openSync(path, { write: true, createNew: true, mode: 0o600 }).close();
+  }
+  const db = new DatabaseSync(path);
+  try {
+    configure(db);
+    applyMigrations(db, opts.migrations);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  // WAL companions are created by SQLite with the db file's mode; re-verify them.
+  for (const suffix of ["-wal", "-shm"]) checkDbFile(path + suffix, uid);
+  return db;
+}
+
+function configure(db: DatabaseSync): void {
+  db.exec(`PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+  const mode = db.prepare("PRAGMA journal_mode = WAL").get() as { journal_mode: string };
+  if (mode.journal_mode !== "wal") throw new AppError("database_unsafe", "WAL not available");
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA foreign_keys = ON");
+  db.exec(`PRAGMA journal_size_limit = ${STATE_DB_JOURNAL_SIZE_LIMIT}`);
+  const { page_size } = db.prepare("PRAGMA page_size").get() as { page_size: number };
+  db.exec(`PRAGMA max_page_count = ${Math.floor(STATE_DB_MAX_BYTES / page_size)}`);
+  db.exec("PRAGMA trusted_schema = OFF");
+}
+
+/** Runs `fn` inside BEGIN IMMEDIATE … COMMIT, rolling back on any throw. */
+export function transaction<T>(db: DatabaseSync, fn: () => T): T {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    const out = fn();
+    db.exec("COMMIT");
+    return out;
+  } catch (err) {
+    if (db.isTransaction) db.exec("ROLLBACK");
+    throw err;
+  }
+}

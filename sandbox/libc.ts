@@ -1,0 +1,302 @@
+/**
+ * The one FFI binding module against libc. Everything privileged or
+ * descriptor-anchored goes through `syscall()` with a fixed arity of seven
+ * 64-bit words (variadic calls like prctl are passed as fixed words, which is
+ * how x86_64 and aarch64 Linux pass variadic integer arguments), and errno is
+ * read from `__errno_location()` immediately after the call on the same thread.
+ *
+ * This file enforces nothing by itself: it names syscall numbers per arch and
+ * gives typed, errno-returning wrappers. Policy lives in the callers.
+ */
+
+const ARCH = Deno.build.arch; // "x86_64" | "aarch64"
+
+/** Syscall numbers per architecture. `-1` marks a syscall the arch lacks. */
+const NR_TABLE = {
+  read: [0, 63],
+  write: [1, 64],
+  close: [3, 57],
+  fstat: [5, 80],
+  lseek: [8, 62],
+  ioctl: [16, 29],
+  pread64: [17, 67],
+  getpid: [39, 172],
+  socket: [41, 198],
+  connect: [42, 203],
+  sendto: [44, 206],
+  socketpair: [53, 199],
+  clone: [56, 220],
+  fork: [57, -1],
+  vfork: [58, -1],
+  execve: [59, 221],
+  kill: [62, 129],
+  fcntl: [72, 25],
+  flock: [73, 32],
+  fsync: [74, 82],
+  fdatasync: [75, 83],
+  fchmod: [91, 52],
+  umask: [95, 166],
+  ptrace: [101, 117],
+  getppid: [110, 173],
+  setsid: [112, 157],
+  capget: [125, 90],
+  capset: [126, 91],
+  prctl: [157, 167],
+  reboot: [169, 142],
+  sethostname: [170, 161],
+  mount: [165, 40],
+  gettid: [186, 178],
+  exit_group: [231, 94],
+  openat: [257, 56],
+  mkdirat: [258, 34],
+  newfstatat: [262, 79],
+  unlinkat: [263, 35],
+  linkat: [265, 37],
+  unshare: [272, 97],
+  prlimit64: [302, 261],
+  process_vm_readv: [310, 270],
+  renameat2: [316, 276],
+  seccomp: [317, 277],
+  memfd_create: [319, 279],
+  statx: [332, 291],
+  pidfd_send_signal: [424, 424],
+  io_uring_setup: [425, 425],
+  pidfd_open: [434, 434],
+  clone3: [435, 435],
+  close_range: [436, 436],
+  openat2: [437, 437],
+  pidfd_getfd: [438, 438],
+  landlock_create_ruleset: [444, 444],
+  landlock_add_rule: [445, 445],
+  landlock_restrict_self: [446, 446],
+  getdents64: [217, 61],
+  execveat: [322, 281],
+} as const;
+
+export type SyscallName = keyof typeof NR_TABLE;
+
+/** The syscall number of `name` on this (or the given) architecture; -1 if absent. */
+export function syscallNumber(name: SyscallName, arch: "x86_64" | "aarch64" = hostArch()): number {
+  return NR_TABLE[name][arch === "x86_64" ? 0 : 1];
+}
+
+/** All syscall names known to this module (for building per-arch BPF tables). */
+export const SYSCALL_NAMES = Object.keys(NR_TABLE) as SyscallName[];
+
+export function hostArch(): "x86_64" | "aarch64" {
+  if (ARCH === "x86_64" || ARCH === "aarch64") return ARCH;
+  throw new Error(`unsupported architecture ${ARCH}`);
+}
+
+const SYMBOLS = {
+  syscall: {
+    parameters: ["i64", "i64", "i64", "i64", "i64", "i64", "i64"],
+    result: "i64",
+  },
+  __errno_location: { parameters: [], result: "pointer" },
+} as const;
+
+type Lib = Deno.DynamicLibrary<typeof SYMBOLS>;
+let lib: Lib | null = null;
+
+function libc(): Lib {
+  if (lib === null) lib = Deno.dlopen("libc.so.6", SYMBOLS);
+  return lib;
+}
+
+/** A word passed to a syscall: a number/bigint, or a buffer whose address is passed. */
+export type Word = number | bigint | Uint8Array | null;
+
+/** Keeps buffers alive for the duration of a call and converts them to addresses. */
+function toWord(w: Word): bigint {
+  if (w === null) return 0n;
+  if (typeof w === "number") return BigInt(w);
+  if (typeof w === "bigint") return w;
+  const p = Deno.UnsafePointer.of(w as Uint8Array<ArrayBuffer>);
+  return p === null ? 0n : BigInt(Deno.UnsafePointer.value(p));
+}
+
+export interface SyscallResult {
+  /** The raw return value (-1 on failure for most syscalls). */
+  ret: bigint;
+  /** errno when ret === -1, else 0. */
+  errno: number;
+}
+
+/**
+ * Invokes syscall `name` with up to six arguments. Synchronous FFI runs on the
+ * calling (main JS) thread, so errno read right after belongs to this call.
+ */
+export function syscall(name: SyscallName, ...args: Word[]): SyscallResult {
+  const nr = syscallNumber(name);
+  if (nr < 0) return { ret: -1n, errno: ENOSYS };
+  if (args.length > 6) throw new Error("syscall takes at most six arguments");
+  const w = [0n, 0n, 0n, 0n, 0n, 0n];
+  for (let i = 0; i < args.length; i++) w[i] = toWord(args[i]);
+  const l = libc();
+  setErrno(0);
+  const ret = l.symbols.syscall(BigInt(nr), w[0], w[1], w[2], w[3], w[4], w[5]) as bigint;
+  const errno = ret === -1n ? readErrno() : 0;
+  // Touch the buffers after the call so they cannot be collected during it.
+  for (const a of args) if (a instanceof Uint8Array) void a.byteLength;
+  return { ret, errno };
+}
+
+function errnoView(): Deno.UnsafePointerView {
+  const p = libc().symbols.__errno_location();
+  if (p === null) throw new Error("__errno_location returned NULL");
+  return new Deno.UnsafePointerView(p);
+}
+
+function readErrno(): number {
+  return errnoView().getInt32(0);
+}
+
+function setErrno(value: number): void {
+  const p = libc().symbols.__errno_location();
+  if (p === null) return;
+  const buf = new Int32Array(Deno.UnsafePointerView.getArrayBuffer(p, 4));
+  buf[0] = value;
+}
+
+/** A NUL-terminated copy of `s` for passing as `const char *`. */
+export function cstr(s: string): Uint8Array {
+  const enc = new TextEncoder().encode(s);
+  if (enc.includes(0)) throw new Error("string contains NUL");
+  const out = new Uint8Array(enc.length + 1);
+  out.set(enc);
+  return out;
+}
+
+/** Address of a buffer as a bigint (for building pointer arrays). */
+export function addressOf(buf: Uint8Array): bigint {
+  return toWord(buf);
+}
+
+// ── errno values (identical on x86_64 and aarch64) ───────────────────────────
+export const EPERM = 1;
+export const ENOENT = 2;
+export const EINTR = 4;
+export const EIO = 5;
+export const EBADF = 9;
+export const ECHILD = 10;
+export const EAGAIN = 11;
+export const EWOULDBLOCK = 11;
+export const ENOMEM = 12;
+export const EACCES = 13;
+export const EFAULT = 14;
+export const EBUSY = 16;
+export const EEXIST = 17;
+export const EXDEV = 18;
+export const ENODEV = 19;
+export const ENOTDIR = 20;
+export const EISDIR = 21;
+export const EINVAL = 22;
+export const EMFILE = 24;
+export const EFBIG = 27;
+export const ENOSPC = 28;
+export const ESPIPE = 29;
+export const EROFS = 30;
+export const EMLINK = 31;
+export const ERANGE = 34;
+export const ENAMETOOLONG = 36;
+export const ENOSYS = 38;
+export const ENOTEMPTY = 39;
+export const ELOOP = 40;
+export const EOPNOTSUPP = 95;
+export const EAFNOSUPPORT = 97;
+export const ECONNREFUSED = 111;
+export const ESRCH = 3;
+export const ENXIO = 6;
+
+// ── open/at flags (x86_64 and aarch64 differ for O_DIRECTORY/O_NOFOLLOW) ─────
+export const O_RDONLY = 0;
+export const O_WRONLY = 1;
+export const O_RDWR = 2;
+export const O_CREAT = 0o100;
+export const O_EXCL = 0o200;
+export const O_NOCTTY = 0o400;
+export const O_TRUNC = 0o1000;
+export const O_NONBLOCK = 0o4000;
+export const O_DIRECTORY = hostArch() === "x86_64" ? 0o200000 : 0o40000;
+export const O_NOFOLLOW = hostArch() === "x86_64" ? 0o400000 : 0o100000;
+export const O_CLOEXEC = 0o2000000;
+export const O_PATH = 0o10000000;
+export const AT_FDCWD = -100;
+export const AT_SYMLINK_NOFOLLOW = 0x100;
+export const AT_REMOVEDIR = 0x200;
+export const AT_EMPTY_PATH = 0x1000;
+export const RENAME_NOREPLACE = 1;
+export const RENAME_EXCHANGE = 2;
+
+// ── stat ─────────────────────────────────────────────────────────────────────
+export const S_IFMT = 0o170000;
+export const S_IFREG = 0o100000;
+export const S_IFDIR = 0o040000;
+export const S_IFLNK = 0o120000;
+export const S_IFIFO = 0o010000;
+export const S_IFSOCK = 0o140000;
+export const S_IFCHR = 0o020000;
+export const S_IFBLK = 0o060000;
+
+export interface Statx {
+  mode: number;
+  uid: number;
+  gid: number;
+  nlink: number;
+  ino: bigint;
+  size: bigint;
+  /** 512-byte blocks allocated. */
+  blocks: bigint;
+  devMajor: number;
+  devMinor: number;
+  mntId: bigint;
+  mtimeSec: bigint;
+  mtimeNsec: number;
+  ctimeSec: bigint;
+  ctimeNsec: number;
+}
+
+const STATX_BASIC_STATS = 0x7ff;
+const STATX_MNT_ID = 0x1000;
+
+/** statx(dirfd, path, flags); use path "" with AT_EMPTY_PATH for an fd. */
+export function statx(
+  dirfd: number,
+  path: string,
+  flags: number,
+): { ok: true; st: Statx } | { ok: false; errno: number } {
+  const buf = new Uint8Array(256);
+  const r = syscall("statx", dirfd, cstr(path), flags, STATX_BASIC_STATS | STATX_MNT_ID, buf);
+  if (r.ret !== 0n) return { ok: false, errno: r.errno };
+  const v = new DataView(buf.buffer);
+  return {
+    ok: true,
+    st: {
+      nlink: v.getUint32(16, true),
+      uid: v.getUint32(20, true),
+      gid: v.getUint32(24, true),
+      mode: v.getUint16(28, true),
+      ino: v.getBigUint64(32, true),
+      size: v.getBigUint64(40, true),
+      blocks: v.getBigUint64(48, true),
+      ctimeSec: v.getBigInt64(96, true),
+      ctimeNsec: v.getUint32(104, true),
+      mtimeSec: v.getBigInt64(112, true),
+      mtimeNsec: v.getUint32(120, true),
+      devMajor: v.getUint32(136, true),
+      devMinor: v.getUint32(140, true),
+      mntId: v.getBigUint64(144, true),
+    },
+  };
+}
+
+/** fstat through statx(fd, "", AT_EMPTY_PATH). */
+export function fstatx(fd: number) {
+  return statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+}
+
+/** close(fd), ignoring EINTR semantics (Linux always releases the fd). */
+export function closeFd(fd: number): void {
+  if (fd >= 0) syscall("close", fd);
+}
