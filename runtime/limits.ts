@@ -51,6 +51,10 @@ export const STATE_DB_JOURNAL_SIZE_LIMIT = 16 * MiB; // [CV-1]
 export const STATE_DB_MAX_BYTES = 512 * MiB; // [CV-1]
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 export const INSTRUCTION_FILE_NAME = "agent-builder.md"; // [AG-4]
+/** How long upgrade/delete wait for admitted Runs to release after cancel [AG-3]. */
+export const AGENT_DRAIN_TIMEOUT_MS = 15 * 1000;
+/** Cursor HMAC key bytes (in memory only, new per process) [CV-3]. */
+export const SESSION_CURSOR_KEY_BYTES = 32;
 export const INSTRUCTION_FILE_MAX_BYTES = 32 * KiB; // [CX-2]
 
 // ── Events [EV] ──────────────────────────────────────────────────────────────

@@ -1,7 +1,9 @@
 /** Embedded per-Agent state migrations, in order. Add new files here with the next number. */
 import type { Migration } from "../../runtime/store/migrate.ts";
 import m0001 from "./0001_init.sql" with { type: "text" };
+import m0002 from "./0002_conversation_paging.sql" with { type: "text" };
 
 export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 1, sql: m0001 },
+  { version: 2, sql: m0002 },
 ];

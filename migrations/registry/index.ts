@@ -1,7 +1,9 @@
 /** Embedded registry migrations, in order. Add new files here with the next number. */
 import type { Migration } from "../../runtime/store/migrate.ts";
 import m0001 from "./0001_init.sql" with { type: "text" };
+import m0002 from "./0002_agent_lifecycle.sql" with { type: "text" };
 
 export const REGISTRY_MIGRATIONS: readonly Migration[] = [
   { version: 1, sql: m0001 },
+  { version: 2, sql: m0002 },
 ];
