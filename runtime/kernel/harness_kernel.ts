@@ -1,0 +1,181 @@
+/**
+ * HarnessKernel [SB-5]: the agent loop that runs inside the confined Worker.
+ * plan reference → model → tool → model → terminal, over an IPC port.
+ *
+ * What this file enforces, from the TurnRuntimeSnapshot it receives first:
+ * - at most `model_calls_max` (4) model calls and `tool_calls_max` (2)
+ *   sequential tool calls;
+ * - after the last permitted tool call the provider ToolSet narrows to empty
+ *   and the call asks for the Control Plane's fixed finalization marker;
+ * - duplicate (same tool + argument digest), out-of-order (call id not the
+ *   next one), parallel (more than one call in a response), unknown-tool or
+ *   third tool calls end the Turn with `model_tool_loop`;
+ * - the 240 s deadline, measured from the snapshot's arrival;
+ * - a model error is reported with the Broker's own code, never replaced.
+ * The kernel is pure logic over `KernelPort`: it has no fds, paths, sockets or
+ * prompts, and the Control Plane re-checks every rule on its side.
+ */
+import type { ErrorCode } from "../errors.ts";
+import type {
+  ControlToWorker,
+  ToolsetRef,
+  TurnFinish,
+  TurnRuntimeSnapshot,
+  WorkerToControl,
+} from "../protocol/worker_frames.ts";
+
+/** The Worker's view of its IPC channel. */
+export interface KernelPort {
+  send(frame: WorkerToControl): Promise<void>;
+  /** The next validated frame, or null at end of input. Rejects on a protocol error. */
+  receive(): Promise<ControlToWorker | null>;
+}
+
+export interface KernelOptions {
+  /** Monotonic clock in ms. @default performance.now */
+  now?: () => number;
+  /** Timer hooks (tests may shorten waits). @default globalThis.setTimeout/clearTimeout */
+  setTimer?: (fn: () => void, ms: number) => number;
+  clearTimer?: (id: number) => void;
+}
+
+/** The result of one kernel run: what it reported, or `eof` when the channel closed first. */
+export type KernelResult = { kind: "finished"; outcome: TurnFinish } | { kind: "eof" };
+
+class Stop {
+  constructor(readonly outcome: TurnFinish | null) {}
+}
+
+const fail = (code: ErrorCode) => new Stop({ kind: "failed", code });
+
+/** The provider ToolSet after the last permitted tool call: same id/digest, no tools. */
+export function narrowedToolset(toolset: ToolsetRef): ToolsetRef {
+  return { id: toolset.id, digest: toolset.digest, tool_ids: [] };
+}
+
+/** Runs one Turn to its terminal frame. Never throws for protocol problems. */
+export async function runHarnessKernel(
+  port: KernelPort,
+  opts: KernelOptions = {},
+): Promise<KernelResult> {
+  const now = opts.now ?? (() => performance.now());
+  const setTimer = opts.setTimer ?? ((fn, ms) => setTimeout(fn, ms) as unknown as number);
+  const clearTimer = opts.clearTimer ?? ((id) => clearTimeout(id));
+
+  let first: ControlToWorker | null;
+  try {
+    first = await port.receive();
+  } catch {
+    return finish(port, { kind: "failed", code: "worker_protocol_error" });
+  }
+  if (first === null) return { kind: "eof" };
+  if (first.type !== "turn.start") {
+    return finish(port, { kind: "failed", code: "worker_protocol_error" });
+  }
+  const snap = first.snapshot;
+  const deadline = now() + snap.deadline_ms;
+
+  /** Waits for the next frame, honouring cancel, EOF and the Run deadline. */
+  const next = async (): Promise<ControlToWorker> => {
+    const left = deadline - now();
+    if (left <= 0) throw fail("model_turn_deadline");
+    let timer: number | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimer(() => reject(fail("model_turn_deadline")), left);
+    });
+    let frame: ControlToWorker | null;
+    try {
+      frame = await Promise.race([port.receive(), timeout]);
+    } catch (err) {
+      if (err instanceof Stop) throw err;
+      throw fail("worker_protocol_error");
+    } finally {
+      if (timer !== undefined) clearTimer(timer);
+    }
+    if (frame === null) throw new Stop(null);
+    if (frame.type === "cancel") throw new Stop({ kind: "cancelled" });
+    return frame;
+  };
+
+  try {
+    return await finish(port, await loop(port, snap, next));
+  } catch (err) {
+    if (!(err instanceof Stop)) throw err;
+    return err.outcome === null ? { kind: "eof" } : await finish(port, err.outcome);
+  }
+}
+
+async function loop(
+  port: KernelPort,
+  snap: TurnRuntimeSnapshot,
+  next: () => Promise<ControlToWorker>,
+): Promise<TurnFinish> {
+  let requestId = 0;
+  let toolCalls = 0;
+  const resultIds: string[] = [];
+  const seen = new Set<string>();
+  for (let iteration = 1; iteration <= snap.model_calls_max; iteration++) {
+    const narrowed = toolCalls >= snap.tool_calls_max;
+    const modelRequest = ++requestId;
+    await port.send({
+      type: "model.call",
+      request_id: modelRequest,
+      iteration,
+      plan: snap.plan,
+      toolset: narrowed ? narrowedToolset(snap.toolset) : snap.toolset,
+      tool_results: [...resultIds],
+      finalize: narrowed,
+    });
+    const reply = await next();
+    if (
+      reply.type !== "model.result" || reply.request_id !== modelRequest ||
+      reply.iteration !== iteration
+    ) throw fail("worker_protocol_error");
+    const outcome = reply.outcome;
+    // The Broker's code is final: the Worker never substitutes its own.
+    if (outcome.kind === "error") return { kind: "failed", code: outcome.code };
+    if (outcome.kind === "answer") {
+      return {
+        kind: "completed",
+        reason: outcome.reason,
+        answer_digest: outcome.answer_digest,
+        model_calls: iteration,
+        tool_calls: toolCalls,
+      };
+    }
+    // Parallel calls, calls after the ToolSet narrowed, or a third call.
+    if (outcome.calls.length !== 1 || narrowed) return { kind: "failed", code: "model_tool_loop" };
+    const call = outcome.calls[0];
+    if (call.call_id !== `call-${toolCalls + 1}`) {
+      return { kind: "failed", code: "model_tool_loop" };
+    }
+    if (!snap.toolset.tool_ids.includes(call.tool_id)) {
+      return { kind: "failed", code: "model_tool_loop" };
+    }
+    const key = `${call.tool_id}\u0000${call.args_digest}`;
+    if (seen.has(key)) return { kind: "failed", code: "model_tool_loop" };
+    seen.add(key);
+    toolCalls++;
+    const toolRequest = ++requestId;
+    await port.send({
+      type: "tool.call",
+      request_id: toolRequest,
+      iteration,
+      call_id: call.call_id,
+      tool_id: call.tool_id,
+    });
+    const result = await next();
+    if (
+      result.type !== "tool.result" || result.request_id !== toolRequest ||
+      result.call_id !== call.call_id
+    ) throw fail("worker_protocol_error");
+    // A tool error is a result the model sees; it does not end the Turn.
+    resultIds.push(call.call_id);
+  }
+  return { kind: "failed", code: "model_tool_loop" };
+}
+
+async function finish(port: KernelPort, outcome: TurnFinish): Promise<KernelResult> {
+  await port.send({ type: "turn.finish", outcome });
+  return { kind: "finished", outcome };
+}

@@ -1,0 +1,177 @@
+/**
+ * Model Broker IPC v2 work frames [SB-4]: the messages the Control Plane and
+ * the HarnessKernel (inside the confined Worker) exchange after attestation.
+ *
+ * What this file enforces: frames carry only REFERENCES — plan and toolset
+ * ids + digests, iteration numbers, request ids, tool-call ids and
+ * content digests. They never carry a prompt, a user message, a tool schema,
+ * tool arguments, an endpoint or a model parameter; every schema is strict,
+ * so a frame with any extra field is a protocol error. The transport (bounded
+ * NDJSON lines, envelope, line/byte counters) is `runtime/protocol/ipc.ts`.
+ */
+import { z } from "zod";
+import { isErrorCode } from "../errors.ts";
+import {
+  IPC_ROUNDS_MAX,
+  RUN_DEADLINE_MS,
+  WORKER_MODEL_CALLS_MAX,
+  WORKER_TOOL_CALLS_MAX,
+} from "../limits.ts";
+
+export const WORK_PROTOCOL_VERSION = 2;
+
+const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** Domain-separated SHA-256 digests are written `sha256:<64 hex>`. */
+export const DigestSchema = z.string().regex(/^sha256:[0-9a-f]{64}$/);
+export const IdSchema = z.string().regex(ID);
+/** Stable tool ids like `file/read_text` [TL-1]. */
+export const ToolIdSchema = z.string().regex(/^[a-z]{2,16}\/[a-z_]{2,32}$/);
+/** Call ids are minted by the Control Plane, never by the model. */
+export const CallIdSchema = z.string().regex(/^call-[1-9]$/);
+/** Request ids are small per-Run counters; at most IPC_ROUNDS_MAX rounds. */
+export const RequestIdSchema = z.number().int().min(1).max(IPC_ROUNDS_MAX);
+const IterationSchema = z.number().int().min(1).max(WORKER_MODEL_CALLS_MAX);
+const ErrorCodeSchema = z.string().max(64).refine(isErrorCode);
+
+export const RefSchema = z.object({ id: IdSchema, digest: DigestSchema }).strict();
+export type Ref = z.infer<typeof RefSchema>;
+
+/** The toolset reference also names the tool ids it contains (ids, never schemas). */
+export const ToolsetRefSchema = z.object({
+  id: IdSchema,
+  digest: DigestSchema,
+  tool_ids: z.array(ToolIdSchema).max(16),
+}).strict();
+export type ToolsetRef = z.infer<typeof ToolsetRefSchema>;
+
+/** TurnRuntimeSnapshot [SB-5]: fixed at Run start, never changed by the Worker. */
+export const TurnRuntimeSnapshotSchema = z.object({
+  run_id: IdSchema,
+  model_id: z.string().regex(/^[a-z0-9][a-z0-9._:-]{0,63}$/),
+  plan: RefSchema,
+  toolset: ToolsetRefSchema,
+  model_calls_max: z.literal(WORKER_MODEL_CALLS_MAX),
+  tool_calls_max: z.literal(WORKER_TOOL_CALLS_MAX),
+  deadline_ms: z.literal(RUN_DEADLINE_MS),
+}).strict();
+export type TurnRuntimeSnapshot = z.infer<typeof TurnRuntimeSnapshotSchema>;
+
+// ── Control Plane → Worker ───────────────────────────────────────────────────
+
+export const TurnStartFrameSchema = z.object({
+  type: z.literal("turn.start"),
+  v: z.literal(WORK_PROTOCOL_VERSION),
+  snapshot: TurnRuntimeSnapshotSchema,
+}).strict();
+
+/** One tool call the model asked for, as a reference: its arguments stay in the Control Plane. */
+export const ToolCallRefSchema = z.object({
+  call_id: CallIdSchema,
+  tool_id: ToolIdSchema,
+  args_digest: DigestSchema,
+}).strict();
+export type ToolCallRef = z.infer<typeof ToolCallRefSchema>;
+
+export const ModelOutcomeSchema = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("answer"),
+    reason: z.enum(["stop", "max_output", "repetition_truncated"]),
+    answer_digest: DigestSchema,
+  }).strict(),
+  z.object({
+    kind: z.literal("tool_calls"),
+    calls: z.array(ToolCallRefSchema).min(1).max(8),
+  }).strict(),
+  z.object({ kind: z.literal("error"), code: ErrorCodeSchema }).strict(),
+]);
+export type ModelOutcome = z.infer<typeof ModelOutcomeSchema>;
+
+export const ModelResultFrameSchema = z.object({
+  type: z.literal("model.result"),
+  request_id: RequestIdSchema,
+  iteration: IterationSchema,
+  outcome: ModelOutcomeSchema,
+}).strict();
+
+export const ToolResultFrameSchema = z.object({
+  type: z.literal("tool.result"),
+  request_id: RequestIdSchema,
+  call_id: CallIdSchema,
+  outcome: z.discriminatedUnion("kind", [
+    z.object({ kind: z.literal("ok"), result_digest: DigestSchema }).strict(),
+    z.object({ kind: z.literal("error"), code: ErrorCodeSchema }).strict(),
+  ]),
+}).strict();
+
+export const CancelFrameSchema = z.object({
+  type: z.literal("cancel"),
+  reason: z.enum(["user", "shutdown", "deadline"]),
+}).strict();
+
+export const ControlToWorkerSchema = z.discriminatedUnion("type", [
+  TurnStartFrameSchema,
+  ModelResultFrameSchema,
+  ToolResultFrameSchema,
+  CancelFrameSchema,
+]);
+export type ControlToWorker = z.infer<typeof ControlToWorkerSchema>;
+
+// ── Worker → Control Plane ───────────────────────────────────────────────────
+
+export const ModelCallFrameSchema = z.object({
+  type: z.literal("model.call"),
+  request_id: RequestIdSchema,
+  iteration: IterationSchema,
+  plan: RefSchema,
+  /** The provider ToolSet for this call; empty after the last permitted tool call. */
+  toolset: ToolsetRefSchema,
+  /** Tool results (by call id) the Control Plane appends to the plan for this call. */
+  tool_results: z.array(CallIdSchema).max(WORKER_TOOL_CALLS_MAX),
+  /** Ask the Control Plane to append its fixed, trusted finalization marker. */
+  finalize: z.boolean(),
+}).strict();
+
+export const ToolCallFrameSchema = z.object({
+  type: z.literal("tool.call"),
+  request_id: RequestIdSchema,
+  iteration: IterationSchema,
+  call_id: CallIdSchema,
+  tool_id: ToolIdSchema,
+}).strict();
+
+export const TurnFinishFrameSchema = z.object({
+  type: z.literal("turn.finish"),
+  outcome: z.discriminatedUnion("kind", [
+    z.object({
+      kind: z.literal("completed"),
+      reason: z.enum(["stop", "max_output", "repetition_truncated"]),
+      answer_digest: DigestSchema,
+      model_calls: IterationSchema,
+      tool_calls: z.number().int().min(0).max(WORKER_TOOL_CALLS_MAX),
+    }).strict(),
+    z.object({ kind: z.literal("failed"), code: ErrorCodeSchema }).strict(),
+    z.object({ kind: z.literal("cancelled") }).strict(),
+  ]),
+}).strict();
+export type TurnFinish = z.infer<typeof TurnFinishFrameSchema>["outcome"];
+
+export const WorkerToControlSchema = z.discriminatedUnion("type", [
+  ModelCallFrameSchema,
+  ToolCallFrameSchema,
+  TurnFinishFrameSchema,
+]);
+export type WorkerToControl = z.infer<typeof WorkerToControlSchema>;
+
+export type ParseResult<T> = { ok: true; frame: T } | { ok: false };
+
+/** Validates a decoded JSON value as a Worker→Control frame; anything else is a protocol error. */
+export function parseWorkerFrame(value: unknown): ParseResult<WorkerToControl> {
+  const r = WorkerToControlSchema.safeParse(value);
+  return r.success ? { ok: true, frame: r.data } : { ok: false };
+}
+
+/** Validates a decoded JSON value as a Control→Worker frame. */
+export function parseControlFrame(value: unknown): ParseResult<ControlToWorker> {
+  const r = ControlToWorkerSchema.safeParse(value);
+  return r.success ? { ok: true, frame: r.data } : { ok: false };
+}
