@@ -1,0 +1,45 @@
+/**
+ * Slash-command routes [SC-1, §13]: `GET /api/agents/<agent>/commands` (the
+ * help schema, session) and `POST …/sessions/<conv>/commands {input}` (CSRF).
+ * Thin adapter: strict body schema, then the command service. Nothing here
+ * admits a Turn or reaches the model.
+ */
+import { z } from "zod";
+import { COMMAND_INPUT_MAX_BYTES } from "../limits.ts";
+import type { CommandService } from "../commands/service.ts";
+import type { CommandPorts } from "../commands/ports.ts";
+import { json } from "./headers.ts";
+import type { Route } from "./router.ts";
+
+export const CommandBody = z.object({
+  // Byte length is checked by the parser; this only bounds code units early.
+  input: z.string().max(COMMAND_INPUT_MAX_BYTES),
+}).strict();
+export type CommandBody = z.infer<typeof CommandBody>;
+
+export function commandRoutes(
+  service: CommandService,
+  ports: Pick<CommandPorts, "agent">,
+): Route[] {
+  return [
+    {
+      method: "GET",
+      path: "/api/agents/:agent/commands",
+      auth: "session",
+      handler: async ({ params }) => {
+        await ports.agent(params.agent);
+        return json({ commands: service.describe() });
+      },
+    },
+    {
+      method: "POST",
+      path: "/api/agents/:agent/sessions/:conv/commands",
+      auth: "csrf",
+      body: CommandBody,
+      handler: async ({ params, body }) => {
+        const result = await service.execute(params.agent, params.conv, body.input);
+        return json(result);
+      },
+    },
+  ];
+}
