@@ -101,7 +101,9 @@ export function writePrivateFileAtomic(root: string, relative: string, data: Uin
   const dir = dirRel ? ensurePrivateDir(root, dirRel) : root;
   checkManagedPath(root, relative, "file", true);
   const rand = crypto.getRandomValues(new Uint8Array(8));
-  const tmp = `${dir}/.${name}.tmp-${Array.from(rand, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  const tmp = `${dir}/.${name}.tmp-${
+    Array.from(rand, (b) => b.toString(16).padStart(2, "0")).join("")
+  }`;
   const file = Deno.openSync(tmp, { write: true, createNew: true, mode: 0o600 });
   try {
     let off = 0;

@@ -2,7 +2,7 @@
  * Response headers every response carries [GW-5], and the fixed JSON/error
  * response constructors [GW-6]. No `Server` banner is ever set.
  */
-import { AppError, type ErrorCode, errorBody } from "../errors.ts";
+import { AppError, errorBody, type ErrorCode } from "../errors.ts";
 
 /** SECURITY: no inline script or style, no remote origin, no framing. */
 export const CSP = [

@@ -53,7 +53,9 @@ export type MatchResult =
   | { kind: "not_found" };
 
 /** Compiles a route table into a matcher. Duplicate method+path pairs are a bug. */
-export function createRouter(routes: readonly Route[]): (method: string, path: string) => MatchResult {
+export function createRouter(
+  routes: readonly Route[],
+): (method: string, path: string) => MatchResult {
   const compiled: Compiled[] = routes.map((route) => ({
     route,
     parts: route.path.split("/").slice(1),

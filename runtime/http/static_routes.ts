@@ -9,6 +9,7 @@ import type { Route } from "./router.ts";
 import indexHtml from "../../ui/index.html" with { type: "text" };
 import appJs from "../../dist/app.js" with { type: "text" };
 import appCss from "../../dist/app.css" with { type: "text" };
+import iconSvg from "../../ui/icon.svg" with { type: "text" };
 
 export interface HealthSource {
   /** Model availability for /health; reason is a fixed code, never host/port. */
@@ -54,6 +55,12 @@ export function staticRoutes(health: HealthSource): Route[] {
       path: "/assets/app.css",
       auth: "none",
       handler: () => asset(appCss, "text/css; charset=utf-8"),
+    },
+    {
+      method: "GET",
+      path: "/assets/icon.svg",
+      auth: "none",
+      handler: () => asset(iconSvg, "image/svg+xml"),
     },
   ];
 }

@@ -42,7 +42,10 @@ export async function buildUi(ifStale: boolean): Promise<boolean> {
       ["ui/styles.css", "--bundle", "--minify", "--outfile=dist/app.css"],
     ]
   ) {
-    const out = await new Deno.Command(esbuild, { args: [...args, "--log-level=warning"], cwd: root })
+    const out = await new Deno.Command(esbuild, {
+      args: [...args, "--log-level=warning"],
+      cwd: root,
+    })
       .output();
     if (!out.success) {
       await Deno.stderr.write(out.stderr);
@@ -54,5 +57,7 @@ export async function buildUi(ifStale: boolean): Promise<boolean> {
 
 if (import.meta.main) {
   const rebuilt = await buildUi(Deno.args.includes("--if-stale"));
-  if (rebuilt && !Deno.args.includes("--quiet")) console.log("ui bundle built: dist/app.js, dist/app.css");
+  if (rebuilt && !Deno.args.includes("--quiet")) {
+    console.log("ui bundle built: dist/app.js, dist/app.css");
+  }
 }

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The whole test suite, bootstrapping what it needs on a fresh machine:
+# npm ci, Debian's chromium (when missing), the UI bundle; then fmt, lint,
+# type check and every test with --parallel. Ends with one summary line.
+set -uo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+deno="$repo/node_modules/deno/deno"
+export DENO_NO_UPDATE_CHECK=1
+
+step() { printf '\n== %s\n' "$*"; }
+fail() { printf '\nFAILED: %s\n' "$*"; echo "0 passed, 1 failed"; exit 1; }
+
+step "dependencies"
+if [ ! -x "$deno" ] || [ ! -f node_modules/.package-lock.json ] ||
+  [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund --loglevel=error || fail "npm ci"
+fi
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null ||
+      fail "apt-get install chromium"
+  else
+    fail "/usr/bin/chromium is missing (install Debian's chromium package)"
+  fi
+fi
+"$deno" run --quiet -A tools/build/ui.ts || fail "UI bundle"
+
+step "format, lint, type check"
+"$deno" fmt --check || fail "deno fmt --check (run: node_modules/deno/deno fmt)"
+"$deno" lint || fail "deno lint"
+mapfile -t ts_files < <(git ls-files --cached --others --exclude-standard -- '*.ts' | sort)
+"$deno" check --quiet "${ts_files[@]}" || fail "deno check"
+
+step "tests"
+log="$(mktemp)"
+# shellcheck disable=SC2086
+"$deno" test --quiet --parallel -A ${TEST_FILTER:+--filter "$TEST_FILTER"} tests/ 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+summary=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^(ok|FAILED) \| [0-9]+ passed' | tail -1)
+rm -f "$log"
+passed=$(sed -E 's/.*\| ([0-9]+) passed.*/\1/' <<<"$summary")
+failed=$(sed -E 's/.*\| ([0-9]+) failed.*/\1/' <<<"$summary")
+[ -n "$passed" ] || passed=0
+[ -n "$failed" ] || failed=0
+if [ "$rc" -ne 0 ] && [ "$failed" = 0 ]; then failed=1; fi
+echo
+echo "${passed} passed, ${failed} failed"
+exit "$rc"
