@@ -95,6 +95,17 @@ export const REPETITION_MIN_TOTAL_BYTES = 512;
 export const REPETITION_CHECK_EVERY_BYTES = 64;
 export const OVERFLOW_RECOVERY_ATTEMPTS = 1; // [MB-8]
 export const USAGE_ROWS_PER_RUN_MAX = 64; // [MB-9]
+export const MODEL_QUALIFY_TIMEOUT_MS = 5000; // per qualification request [MB-2]
+export const MODEL_REQUALIFY_MIN_INTERVAL_MS = 5000; // on-demand re-qualification spacing
+export const MODEL_WINDOW_MIN_TOKENS = 2048; // a smaller native window fails qualification
+export const MODEL_KEEP_ALIVE_S = 300; // keep_alive sent as a number of seconds [MB-3]
+export const MODEL_TOOL_CALLS_PER_RESPONSE_MAX = 16;
+export const MODEL_TOOL_NAME_MAX_BYTES = 128;
+export const PROVIDER_FRAME_MAX_BYTES = 64 * KiB; // one NDJSON line [MB-6]
+export const PROVIDER_ERROR_BODY_MAX_BYTES = 4 * KiB; // non-200 body read for classification
+export const PROVIDER_HEADER_MAX_BYTES = 16 * KiB;
+export const CONTENT_DELTA_COALESCE_BYTES = 96; // 12 KiB / 128 frames [MB-6]
+export const CONTENT_DELTA_COALESCE_MS = 50;
 
 // ── Context [CX] ─────────────────────────────────────────────────────────────
 export const CONTEXT_TEMPLATE_RESERVE_TOKENS = 256; // [CX-3]
