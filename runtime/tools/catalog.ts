@@ -1,0 +1,292 @@
+/**
+ * ToolSpec v3 and the sealed ToolCatalog [TL-1].
+ *
+ * What this file enforces: every tool the product offers is one frozen
+ * ToolSpec with a stable id, a controlled argument schema (string / integer /
+ * boolean only, each bounded), read/write/risk/concurrency attributes, a
+ * timeout and input/output byte caps. The catalog is sealed at construction:
+ * specs are validated by a strict schema, ids are unique, and the object is
+ * frozen, so nothing at run time (a request, an Agent, a Worker, the model)
+ * can add or alter a tool. The provider rendering and the manifest digest are
+ * derived from the same canonical spec, so provider, ContextPlan, Worker and
+ * executor agree on one manifest.
+ */
+import { z } from "zod";
+import {
+  EDIT_FRAGMENT_MAX_BYTES,
+  EDIT_RESULT_MAX_BYTES,
+  EDIT_TIMEOUT_MS,
+  GREP_PATTERN_MAX_BYTES,
+  PATH_BYTES_MAX,
+  READ_CHUNK_MAX_BYTES,
+  READ_TIMEOUT_MS,
+  RUNNER_OUTPUT_MAX_BYTES,
+  RUNNER_WALL_MS,
+  SEARCH_RESULT_MAX_BYTES,
+  SEARCH_TIMEOUT_MS,
+  WRITE_CONTENT_MAX_BYTES,
+} from "../limits.ts";
+import { ToolIdSchema } from "../protocol/worker_frames.ts";
+
+const ArgSchema = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("string"),
+    description: z.string().max(200),
+    required: z.boolean(),
+    max_bytes: z.number().int().min(1).max(16384),
+  }).strict(),
+  z.object({
+    type: z.literal("integer"),
+    description: z.string().max(200),
+    required: z.boolean(),
+    minimum: z.number().int(),
+    maximum: z.number().int(),
+  }).strict(),
+  z.object({
+    type: z.literal("boolean"),
+    description: z.string().max(200),
+    required: z.boolean(),
+  }).strict(),
+]);
+
+export const ToolSpecSchema = z.object({
+  id: ToolIdSchema,
+  version: z.literal(3),
+  description: z.string().min(1).max(400),
+  args: z.record(z.string().regex(/^[a-z_]{1,32}$/), ArgSchema),
+  result: z.object({ kind: z.literal("text"), trust: z.literal("untrusted_tool_output") }).strict(),
+  attributes: z.object({
+    read: z.boolean(),
+    write: z.boolean(),
+    risk: z.enum(["low", "medium", "high"]),
+    concurrency: z.enum(["parallel_safe", "serial"]),
+  }).strict(),
+  default_policy: z.enum(["allow", "ask"]),
+  timeout_ms: z.number().int().min(1).max(60_000),
+  cancellable: z.literal(true),
+  input_max_bytes: z.number().int().min(1).max(16384),
+  output_max_bytes: z.number().int().min(1).max(65536),
+}).strict();
+export type ToolSpec = z.infer<typeof ToolSpecSchema>;
+
+const text = { kind: "text", trust: "untrusted_tool_output" } as const;
+const path = (d: string) => ({
+  type: "string",
+  description: d,
+  required: true,
+  max_bytes: PATH_BYTES_MAX,
+} as const);
+const readAttrs = { read: true, write: false, risk: "low", concurrency: "parallel_safe" } as const;
+const writeAttrs = { read: true, write: true, risk: "medium", concurrency: "serial" } as const;
+
+/** The product's built-in specs. */
+export const BUILTIN_TOOL_SPECS: readonly ToolSpec[] = [
+  {
+    id: "file/stat",
+    version: 3,
+    description: "Report type, size and identity of one workspace path.",
+    args: { path: path("Workspace-relative path.") },
+    result: text,
+    attributes: readAttrs,
+    default_policy: "allow",
+    timeout_ms: READ_TIMEOUT_MS,
+    cancellable: true,
+    input_max_bytes: 2048,
+    output_max_bytes: READ_CHUNK_MAX_BYTES,
+  },
+  {
+    id: "file/read_text",
+    version: 3,
+    description: "Read a UTF-8 text file from the workspace (at most 4096 bytes / 256 lines).",
+    args: {
+      path: path("Workspace-relative path of a text file."),
+      offset: {
+        type: "integer",
+        description: "Byte offset to start from.",
+        required: false,
+        minimum: 0,
+        maximum: 1048576,
+      },
+    },
+    result: text,
+    attributes: readAttrs,
+    default_policy: "allow",
+    timeout_ms: READ_TIMEOUT_MS,
+    cancellable: true,
+    input_max_bytes: 2048,
+    output_max_bytes: READ_CHUNK_MAX_BYTES * 2,
+  },
+  {
+    id: "file/glob",
+    version: 3,
+    description: "List workspace files matching a glob pattern.",
+    args: {
+      pattern: {
+        type: "string",
+        description: "Glob such as src/**/*.ts.",
+        required: true,
+        max_bytes: GREP_PATTERN_MAX_BYTES,
+      },
+    },
+    result: text,
+    attributes: readAttrs,
+    default_policy: "allow",
+    timeout_ms: SEARCH_TIMEOUT_MS,
+    cancellable: true,
+    input_max_bytes: 1024,
+    output_max_bytes: SEARCH_RESULT_MAX_BYTES,
+  },
+  {
+    id: "file/grep",
+    version: 3,
+    description: "Search workspace text files for a literal string.",
+    args: {
+      pattern: {
+        type: "string",
+        description: "Literal text to find.",
+        required: true,
+        max_bytes: GREP_PATTERN_MAX_BYTES,
+      },
+      path: { ...path("Directory to search; default the workspace."), required: false },
+      regex: { type: "boolean", description: "Use the regex subset.", required: false },
+    },
+    result: text,
+    attributes: readAttrs,
+    default_policy: "allow",
+    timeout_ms: SEARCH_TIMEOUT_MS,
+    cancellable: true,
+    input_max_bytes: 2048,
+    output_max_bytes: SEARCH_RESULT_MAX_BYTES,
+  },
+  {
+    id: "file/edit",
+    version: 3,
+    description: "Replace one exact occurrence of old text in a workspace file.",
+    args: {
+      path: path("Workspace-relative path."),
+      old_text: {
+        type: "string",
+        description: "Exact text to replace.",
+        required: true,
+        max_bytes: EDIT_FRAGMENT_MAX_BYTES,
+      },
+      new_text: {
+        type: "string",
+        description: "Replacement text.",
+        required: true,
+        max_bytes: EDIT_FRAGMENT_MAX_BYTES,
+      },
+    },
+    result: text,
+    attributes: writeAttrs,
+    default_policy: "ask",
+    timeout_ms: EDIT_TIMEOUT_MS,
+    cancellable: true,
+    input_max_bytes: 2 * EDIT_FRAGMENT_MAX_BYTES + 2048,
+    output_max_bytes: EDIT_RESULT_MAX_BYTES,
+  },
+  {
+    id: "file/write",
+    version: 3,
+    description: "Create or replace a workspace text file.",
+    args: {
+      path: path("Workspace-relative path."),
+      content: {
+        type: "string",
+        description: "Full new content.",
+        required: true,
+        max_bytes: WRITE_CONTENT_MAX_BYTES,
+      },
+    },
+    result: text,
+    attributes: writeAttrs,
+    default_policy: "ask",
+    timeout_ms: EDIT_TIMEOUT_MS,
+    cancellable: true,
+    input_max_bytes: WRITE_CONTENT_MAX_BYTES + 2048,
+    output_max_bytes: EDIT_RESULT_MAX_BYTES,
+  },
+  {
+    id: "exec/run",
+    version: 3,
+    description:
+      "Run bounded-bash (printf|pwd|true|false) or runtime-compile in the runner sandbox.",
+    args: {
+      program: {
+        type: "string",
+        description: "bounded-bash or runtime-compile.",
+        required: true,
+        max_bytes: 32,
+      },
+      command: {
+        type: "string",
+        description: "Command line or file path.",
+        required: true,
+        max_bytes: 2048,
+      },
+    },
+    result: text,
+    attributes: { read: true, write: true, risk: "high", concurrency: "serial" },
+    default_policy: "ask",
+    timeout_ms: RUNNER_WALL_MS,
+    cancellable: true,
+    input_max_bytes: 4096,
+    output_max_bytes: RUNNER_OUTPUT_MAX_BYTES,
+  },
+];
+
+/** A sealed catalog: validated, unique ids, frozen. */
+export interface ToolCatalog {
+  readonly specs: readonly ToolSpec[];
+  get(id: string): ToolSpec | undefined;
+}
+
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === "object") {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}
+
+/** Validates and seals a catalog. Throws on an invalid spec or a duplicate id (a bug). */
+export function sealCatalog(specs: readonly ToolSpec[] = BUILTIN_TOOL_SPECS): ToolCatalog {
+  const byId = new Map<string, ToolSpec>();
+  for (const s of specs) {
+    const parsed = ToolSpecSchema.parse(s);
+    if (byId.has(parsed.id)) throw new Error(`duplicate tool id ${parsed.id}`);
+    byId.set(parsed.id, deepFreeze(parsed));
+  }
+  const sealed = deepFreeze([...byId.values()].sort((a, b) => a.id < b.id ? -1 : 1));
+  return Object.freeze({ specs: sealed, get: (id: string) => byId.get(id) });
+}
+
+/** Ollama function names cannot carry `/`; the mapping is fixed and reversible. */
+export function providerToolName(id: string): string {
+  return id.replace("/", "__");
+}
+
+export function toolIdFromProviderName(name: string): string | null {
+  const m = /^([a-z]{2,16})__([a-z_]{2,32})$/.exec(name);
+  return m ? `${m[1]}/${m[2]}` : null;
+}
+
+/** The provider (Ollama `tools`) rendering of one spec. */
+export function providerToolSchema(spec: ToolSpec): Record<string, unknown> {
+  const properties: Record<string, unknown> = {};
+  const required: string[] = [];
+  for (const [name, a] of Object.entries(spec.args)) {
+    properties[name] = a.type === "integer"
+      ? { type: "integer", description: a.description, minimum: a.minimum, maximum: a.maximum }
+      : { type: a.type, description: a.description };
+    if (a.required) required.push(name);
+  }
+  return {
+    type: "function",
+    function: {
+      name: providerToolName(spec.id),
+      description: spec.description,
+      parameters: { type: "object", properties, required },
+    },
+  };
+}

@@ -1,0 +1,144 @@
+import { deepStrictEqual as assertEquals, notDeepStrictEqual, throws } from "node:assert/strict";
+import {
+  BUILTIN_TOOL_SPECS,
+  providerToolName,
+  sealCatalog,
+  toolIdFromProviderName,
+} from "../../runtime/tools/catalog.ts";
+import {
+  type PolicyRule,
+  providerTools,
+  resolveToolSet,
+  validateToolArgs,
+} from "../../runtime/tools/policy.ts";
+
+const ID = "33333333-3333-4333-8333-333333333333";
+const catalog = sealCatalog();
+const ids = (rules: PolicyRule[], interactive = false) =>
+  resolveToolSet({ catalog, rules, interactive, id: ID }).tools.map((t) =>
+    `${t.spec.id}:${t.decision}`
+  );
+
+const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: string[] }[] = [
+  {
+    name: "non-interactive defaults offer only the four read tools",
+    rules: [],
+    interactive: false,
+    expect: ["file/glob:allow", "file/grep:allow", "file/read_text:allow", "file/stat:allow"],
+  },
+  {
+    name: "interactive defaults add the ask tools",
+    rules: [],
+    interactive: true,
+    expect: [
+      "exec/run:ask",
+      "file/edit:ask",
+      "file/glob:allow",
+      "file/grep:allow",
+      "file/read_text:allow",
+      "file/stat:allow",
+      "file/write:ask",
+    ],
+  },
+  {
+    name: "deny beats an allow rule for the same tool",
+    rules: [{ tool_id: "file/grep", decision: "allow" }, {
+      tool_id: "file/grep",
+      decision: "deny",
+    }],
+    interactive: false,
+    expect: ["file/glob:allow", "file/read_text:allow", "file/stat:allow"],
+  },
+  {
+    name: "an allow rule cannot loosen an ask tool",
+    rules: [{ tool_id: "file/write", decision: "allow" }],
+    interactive: true,
+    expect: [
+      "exec/run:ask",
+      "file/edit:ask",
+      "file/glob:allow",
+      "file/grep:allow",
+      "file/read_text:allow",
+      "file/stat:allow",
+      "file/write:ask",
+    ],
+  },
+  {
+    name: "an ask rule on a read tool in a non-interactive Run denies it",
+    rules: [{ tool_id: "file/stat", decision: "ask" }],
+    interactive: false,
+    expect: ["file/glob:allow", "file/grep:allow", "file/read_text:allow"],
+  },
+  {
+    name: "a rule naming a tool outside the catalog enables nothing",
+    rules: [{ tool_id: "net/fetch", decision: "allow" }],
+    interactive: false,
+    expect: ["file/glob:allow", "file/grep:allow", "file/read_text:allow", "file/stat:allow"],
+  },
+];
+
+for (const c of cases) {
+  Deno.test(`resolveToolSet(): ${c.name}`, () => {
+    assertEquals(ids(c.rules, c.interactive), c.expect);
+  });
+}
+
+Deno.test("resolveToolSet(): the digest pins the manifest and changes with the policy", () => {
+  const a = resolveToolSet({ catalog, rules: [], interactive: false, id: ID });
+  const b = resolveToolSet({ catalog, rules: [], interactive: false, id: ID });
+  const c = resolveToolSet({
+    catalog,
+    rules: [{ tool_id: "file/glob", decision: "deny" }],
+    interactive: false,
+    id: ID,
+  });
+  assertEquals(a.digest, b.digest);
+  notDeepStrictEqual(a.digest, c.digest);
+  assertEquals(c.denied, [
+    { tool_id: "exec/run", reason: "non_interactive_ask" },
+    { tool_id: "file/edit", reason: "non_interactive_ask" },
+    { tool_id: "file/glob", reason: "policy_deny" },
+    { tool_id: "file/write", reason: "non_interactive_ask" },
+  ]);
+});
+
+Deno.test("sealCatalog(): the catalog is frozen and refuses duplicates and loose specs", () => {
+  throws(() => (catalog.specs as unknown as unknown[]).push({}));
+  throws(() => {
+    (catalog.get("file/stat") as { timeout_ms: number }).timeout_ms = 1;
+  });
+  throws(() => sealCatalog([BUILTIN_TOOL_SPECS[0], BUILTIN_TOOL_SPECS[0]]));
+  throws(() => sealCatalog([{ ...BUILTIN_TOOL_SPECS[0], endpoint: "x" } as never]));
+  throws(() =>
+    sealCatalog([{
+      ...BUILTIN_TOOL_SPECS[0],
+      args: { path: { type: "object" } },
+    } as never])
+  );
+});
+
+Deno.test("providerTools(): narrowing yields an empty provider ToolSet", () => {
+  const set = resolveToolSet({ catalog, rules: [], interactive: false, id: ID });
+  assertEquals(providerTools(set, false).length, 4);
+  assertEquals(providerTools(set, true), []);
+  assertEquals(toolIdFromProviderName(providerToolName("file/read_text")), "file/read_text");
+  assertEquals(toolIdFromProviderName("file/read_text"), null);
+});
+
+const read = catalog.get("file/read_text")!;
+const argCases: { name: string; raw: unknown; ok: boolean }[] = [
+  { name: "a path alone", raw: { path: "a.txt" }, ok: true },
+  { name: "a path and an offset", raw: { path: "a.txt", offset: 10 }, ok: true },
+  { name: "a missing required path", raw: {}, ok: false },
+  { name: "an unknown argument", raw: { path: "a", mode: "x" }, ok: false },
+  { name: "a negative offset", raw: { path: "a", offset: -1 }, ok: false },
+  { name: "a fractional offset", raw: { path: "a", offset: 1.5 }, ok: false },
+  { name: "a path over 1024 bytes", raw: { path: "a".repeat(1025) }, ok: false },
+  { name: "a non-object", raw: ["a"], ok: false },
+  { name: "a lone surrogate", raw: { path: "\ud800" }, ok: false },
+];
+for (const c of argCases) {
+  Deno.test(`validateToolArgs(): ${c.ok ? "accepts" : "refuses"} ${c.name}`, () => {
+    assertEquals(validateToolArgs(read, c.raw).ok, c.ok);
+  });
+}
