@@ -6,9 +6,9 @@
 import { REGISTRY_MIGRATIONS } from "../migrations/registry/index.ts";
 import { ensureHomeSkeleton, type HomeLayout } from "./home.ts";
 import type { Logger } from "./log.ts";
-import { createGateway } from "./http/gateway.ts";
+import { authRoutes } from "./http/auth_routes.ts";
+import { createGateway, type WebGateway } from "./http/gateway.ts";
 import type { Route } from "./http/router.ts";
-import type { Gateway } from "./http/server.ts";
 import { staticRoutes } from "./http/static_routes.ts";
 import { type DatabaseSync, openDatabase } from "./store/sqlite.ts";
 
@@ -23,7 +23,7 @@ export interface App {
   home: HomeLayout;
   log: Logger;
   registryDb: DatabaseSync;
-  gateway: Gateway;
+  gateway: WebGateway;
   routes: Route[];
   /** Stops background work and closes databases. */
   close(): Promise<void>;
@@ -36,9 +36,10 @@ export function createApp(opts: AppOptions): App {
     relative: "data/agent-registry.sqlite",
     migrations: REGISTRY_MIGRATIONS,
   });
-  const gateway = createGateway();
+  const gateway = createGateway({ root: opts.home.root, log: opts.log });
   const routes: Route[] = [
     ...staticRoutes({ model: () => ({ available: false, reason: "not_configured" }) }),
+    ...authRoutes(gateway),
   ];
   return {
     home: opts.home,

@@ -22,6 +22,18 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   const ollamaUrl = a.flags.ollama ?? DEFAULT_OLLAMA_URL;
   const home = resolveHome(a.flags.home ?? Deno.cwd());
+  // rotate-token sends SIGHUP to the validated pid [GW-2]; listen before the
+  // pid record exists so the signal can never hit its default (terminate).
+  let reloadToken: (() => void) | null = null;
+  const onHup = () => {
+    try {
+      reloadToken?.();
+    } catch (err) {
+      // The gateway logged it and now refuses every session: fail closed.
+      if (!(err instanceof AppError)) throw err;
+    }
+  };
+  Deno.addSignalListener("SIGHUP", onHup);
   let lock;
   try {
     lock = acquireInstanceLock(home.root);
@@ -35,6 +47,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   ensurePrivateDir(home.root, ".runtime/control-plane");
   const log = createFileLogger({ path: `${home.root}/.runtime/control-plane/server.log` });
   const app = createApp({ home, log, ollamaUrl });
+  reloadToken = () => app.gateway.reloadToken();
   const server = await startServer({
     hostname: host,
     port,
@@ -60,6 +73,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   await server.finished;
   Deno.removeSignalListener("SIGINT", onInt);
   Deno.removeSignalListener("SIGTERM", onTerm);
+  Deno.removeSignalListener("SIGHUP", onHup);
   await app.close();
   log.info("server.stopped");
   log.close();

@@ -19,8 +19,13 @@ export interface Gateway {
    * not run.
    */
   authorize(req: Request, route: Route, url: URL, remote: string): string | null;
-  /** Extra response headers (e.g. a refreshed cookie); may be empty. */
-  decorate?(res: Response, sessionId: string | null): void;
+  /**
+   * Adjusts a response (e.g. binds a long-lived body to its session); returns
+   * a replacement Response or nothing to keep `res`.
+   */
+  decorate?(res: Response, sessionId: string | null): Response | void;
+  /** Told the bound address once listening (allowed Host/Origin derive from it). */
+  listening?(addr: { hostname: string; port: number }): void;
 }
 
 export interface ServerOptions {
@@ -73,7 +78,7 @@ export function createHandler(opts: Omit<ServerOptions, "hostname" | "port" | "o
     } finally {
       active--;
     }
-    opts.gateway.decorate?.(res, sessionId);
+    res = opts.gateway.decorate?.(res, sessionId) ?? res;
     return applySecurityHeaders(res, isApi);
   };
 }
@@ -125,6 +130,7 @@ export function startServer(opts: ServerOptions): Promise<RunningServer> {
     }
     // onListen runs synchronously inside Deno.serve, before `server` exists.
     const addr = bound ?? server.addr;
+    opts.gateway.listening?.(addr);
     opts.onListen?.(addr);
     resolve({
       port: addr.port,
