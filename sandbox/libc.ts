@@ -228,6 +228,19 @@ export const AT_REMOVEDIR = 0x200;
 export const AT_EMPTY_PATH = 0x1000;
 export const RENAME_NOREPLACE = 1;
 export const RENAME_EXCHANGE = 2;
+// openat2 `struct open_how.resolve` flags (used by sandbox/fs_anchor.ts).
+export const RESOLVE_NO_XDEV = 0x01;
+export const RESOLVE_NO_MAGICLINKS = 0x02;
+export const RESOLVE_NO_SYMLINKS = 0x04;
+export const RESOLVE_BENEATH = 0x08;
+// lseek whence values and flock operations.
+export const SEEK_SET = 0;
+export const SEEK_END = 2;
+export const SEEK_DATA = 3;
+export const SEEK_HOLE = 4;
+export const LOCK_EX = 2;
+export const LOCK_NB = 4;
+export const LOCK_UN = 8;
 
 // ── stat ─────────────────────────────────────────────────────────────────────
 export const S_IFMT = 0o170000;

@@ -1,0 +1,168 @@
+/**
+ * Stable capture of one regular file below a checked directory fd [TL-4]
+ * [CX-2]: the READ primitive shared by read_text, grep, edit/write and the
+ * instruction-file reader.
+ *
+ * Enforces: the name is opened O_PATH|O_NOFOLLOW first and type-checked, so a
+ * FIFO, socket or device is never opened for reading (nothing can block or
+ * trigger a driver); only a regular file owned by the workspace uid, not
+ * group/world-writable, with exactly one link, on the workspace device and
+ * mount, not sparse and within `maxBytes` is reopened O_RDONLY|O_NONBLOCK and
+ * must be the same inode; the read must return exactly the stat'ed size, and
+ * after the read both the fd and the name must still show the same identity.
+ * A deadline is checked between every step.
+ */
+import type { ErrorCode } from "../runtime/errors.ts";
+import {
+  classifyOpenErrno,
+  type Fail,
+  type FileIdentity,
+  identityOf,
+  lstatIn,
+  openBeneath,
+  sameIdentity,
+  type WorkspaceRoot,
+} from "./fs_anchor.ts";
+import {
+  closeFd,
+  fstatx,
+  O_NOCTTY,
+  O_NONBLOCK,
+  O_PATH,
+  O_RDONLY,
+  S_IFLNK,
+  S_IFMT,
+  S_IFREG,
+  SEEK_HOLE,
+  type Statx,
+  syscall,
+} from "./libc.ts";
+
+/** Test seams to make races deterministic; production passes none. */
+export interface CaptureHooks {
+  /** Called after the file is open and checked, before the first read. */
+  afterOpen?: () => void;
+  /** Called after the bytes are read, before the final identity checks. */
+  afterRead?: () => void;
+  /** Monotonic clock in ms. @default performance.now */
+  now?: () => number;
+}
+
+export interface CaptureOptions {
+  maxBytes: number;
+  /** Absolute deadline on the `now` clock. */
+  deadline: number;
+  hooks?: CaptureHooks;
+}
+
+export type Capture =
+  | { ok: true; bytes: Uint8Array; identity: FileIdentity }
+  | Fail;
+
+const fail = (code: ErrorCode): Fail => ({ ok: false, code });
+
+/** Checks a leaf's metadata: regular, owner, mode, links, device, size, sparse. */
+export function checkRegularFile(
+  root: WorkspaceRoot,
+  st: Statx,
+  maxBytes: number,
+): ErrorCode | null {
+  const type = st.mode & S_IFMT;
+  if (type === S_IFLNK) return "path_symlink";
+  if (type !== S_IFREG) return "file_not_regular";
+  if (st.devMajor !== root.devMajor || st.devMinor !== root.devMinor) return "path_cross_device";
+  if (st.mntId !== root.mntId) return "path_cross_device";
+  if (st.uid !== root.uid || (st.mode & 0o022) !== 0) return "path_unsafe_owner";
+  if (st.nlink !== 1) return "file_hardlinked";
+  if (st.size > BigInt(maxBytes)) return "file_too_large";
+  // Allocation below the logical size means a hole (compressed filesystems
+  // are refused too: fail closed rather than guess).
+  if (st.blocks * 512n < st.size) return "file_sparse";
+  return null;
+}
+
+/** Opens the leaf for reading after the O_PATH type check. Caller closes the fd. */
+export function openRegularLeaf(
+  root: WorkspaceRoot,
+  dirfd: number,
+  name: string,
+  maxBytes: number,
+): { ok: true; fd: number; st: Statx } | Fail {
+  const p = openBeneath(dirfd, name, O_PATH);
+  if (p.fd < 0) return fail(classifyOpenErrno(dirfd, name, p.errno));
+  let pst: Statx;
+  try {
+    const s = fstatx(p.fd);
+    if (!s.ok) return fail("path_unsafe_owner");
+    pst = s.st;
+  } finally {
+    closeFd(p.fd);
+  }
+  const bad = checkRegularFile(root, pst, maxBytes);
+  if (bad !== null) return fail(bad);
+  // SECURITY: only a verified regular file is opened for reading; O_NONBLOCK
+  // so an object swapped in between cannot block the Control Plane.
+  const o = openBeneath(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+  if (o.fd < 0) return fail(classifyOpenErrno(dirfd, name, o.errno));
+  const s2 = fstatx(o.fd);
+  if (!s2.ok || s2.st.ino !== pst.ino || s2.st.devMajor !== pst.devMajor) {
+    closeFd(o.fd);
+    return fail("file_changed");
+  }
+  const bad2 = checkRegularFile(root, s2.st, maxBytes);
+  if (bad2 !== null) {
+    closeFd(o.fd);
+    return fail(bad2);
+  }
+  // A hole the block count cannot see (e.g. preallocated tail) shows up here.
+  const hole = syscall("lseek", o.fd, 0, SEEK_HOLE);
+  if (hole.ret >= 0n && hole.ret < s2.st.size) {
+    closeFd(o.fd);
+    return fail("file_sparse");
+  }
+  return { ok: true, fd: o.fd, st: s2.st };
+}
+
+/**
+ * Reads the whole file `name` in `dirfd` with all [TL-4] checks. The result
+ * holds every byte (≤ maxBytes) and the identity seen before AND after.
+ */
+export function captureFile(
+  root: WorkspaceRoot,
+  dirfd: number,
+  name: string,
+  opts: CaptureOptions,
+): Capture {
+  const now = opts.hooks?.now ?? (() => performance.now());
+  if (now() > opts.deadline) return fail("file_timeout");
+  const o = openRegularLeaf(root, dirfd, name, opts.maxBytes);
+  if (!o.ok) return o;
+  try {
+    const before = identityOf(o.st);
+    opts.hooks?.afterOpen?.();
+    const size = before.size;
+    // One byte of slack detects growth between stat and read.
+    const buf = new Uint8Array(size + 1);
+    let off = 0;
+    while (off < buf.length) {
+      if (now() > opts.deadline) return fail("file_timeout");
+      const r = syscall("pread64", o.fd, buf.subarray(off), buf.length - off, off);
+      if (r.ret < 0n) return fail("file_changed");
+      if (r.ret === 0n) break;
+      off += Number(r.ret);
+    }
+    if (off !== size) return fail("file_changed");
+    opts.hooks?.afterRead?.();
+    if (now() > opts.deadline) return fail("file_timeout");
+    const after = fstatx(o.fd);
+    if (!after.ok || !sameIdentity(before, identityOf(after.st)) || after.st.nlink !== 1) {
+      return fail("file_changed");
+    }
+    // The name must still point at the object we read (no replace-by-rename).
+    const named = lstatIn(dirfd, name);
+    if (!named.ok || !sameIdentity(before, identityOf(named.st))) return fail("file_changed");
+    return { ok: true, bytes: buf.subarray(0, size), identity: before };
+  } finally {
+    closeFd(o.fd);
+  }
+}
