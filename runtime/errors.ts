@@ -135,6 +135,8 @@ const TABLE = {
   backup_invalid: { status: 422, message: "The backup archive is invalid." },
   backup_name_invalid: { status: 422, message: "Invalid backup name." },
   restore_refused: { status: 409, message: "Restore refused." },
+  backup_exists: { status: 409, message: "A backup with this name already exists." },
+  backup_too_large: { status: 413, message: "The data exceeds the backup bounds." },
 } as const satisfies Record<string, ErrorInfo>;
 
 export type ErrorCode = keyof typeof TABLE;

@@ -179,4 +179,14 @@ export const BACKUP_NAME_MAX_CHARS = 64;
 export const BACKUP_ENTRIES_MAX = 100_000;
 export const BACKUP_ENTRY_MAX_BYTES = 1024 * MiB;
 export const BACKUP_TOTAL_MAX_BYTES = 8 * 1024 * MiB;
+/** Raw or decompressed archive stream: file bytes plus headers, padding and manifest. */
+export const BACKUP_ARCHIVE_MAX_BYTES = BACKUP_TOTAL_MAX_BYTES + 512 * MiB;
+export const BACKUP_PATH_MAX_BYTES = 4096;
+export const BACKUP_PATH_COMPONENT_MAX_BYTES = 255;
+export const BACKUP_PAX_MAX_BYTES = 8 * KiB;
+export const BACKUP_MANIFEST_MAX_BYTES = 32 * MiB;
+/** Zero padding tolerated after the end-of-archive marker (tar record blocking). */
+export const BACKUP_TRAILER_MAX_BYTES = 1 * MiB;
+/** Below this many bytes a backup/restore prints no progress line. */
+export const BACKUP_PROGRESS_MIN_BYTES = 64 * MiB;
 export const SHUTDOWN_GRACE_MS = 5000;
