@@ -121,6 +121,7 @@ const TABLE = {
   file_exists: { status: 409, message: "File already exists." },
   receipt_required: { status: 409, message: "A full read receipt is required." },
   receipt_stale: { status: 409, message: "The read receipt is stale." },
+  approval_stale: { status: 409, message: "The approval no longer matches the agent or run." },
   edit_no_match: { status: 422, message: "The old text was not found." },
   edit_ambiguous: { status: 422, message: "The old text matches more than once." },
   content_too_large: { status: 413, message: "Content too large." },
