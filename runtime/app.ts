@@ -7,6 +7,14 @@ import { REGISTRY_MIGRATIONS } from "../migrations/registry/index.ts";
 import { ensureHomeSkeleton, type HomeLayout } from "./home.ts";
 import type { Logger } from "./log.ts";
 import { authRoutes } from "./http/auth_routes.ts";
+import { createAgentDbPool } from "./agents/db_pool.ts";
+import { type AgentService, createAgentService } from "./agents/service.ts";
+import { faultInjectorFromEnv } from "./agents/test_fault.ts";
+import { createCursorCodec } from "./conversations/cursor.ts";
+import { type ConversationService, createConversationService } from "./conversations/service.ts";
+import { agentRoutes, withSystemAgentAliases } from "./http/agent_routes.ts";
+import { sessionRoutes } from "./http/session_routes.ts";
+import { ensureDefaultInstructionFile } from "./workspace/instruction_file.ts";
 import { createGateway, type WebGateway } from "./http/gateway.ts";
 import type { Route } from "./http/router.ts";
 import { staticRoutes } from "./http/static_routes.ts";
@@ -24,6 +32,9 @@ export interface App {
   log: Logger;
   registryDb: DatabaseSync;
   gateway: WebGateway;
+  /** Agent registry, lifecycle, admission fence and the per-Agent state.sqlite pool. */
+  agents: AgentService;
+  conversations: ConversationService;
   routes: Route[];
   /** Stops background work and closes databases. */
   close(): Promise<void>;
@@ -37,17 +48,33 @@ export function createApp(opts: AppOptions): App {
     migrations: REGISTRY_MIGRATIONS,
   });
   const gateway = createGateway({ root: opts.home.root, log: opts.log });
+  const agentDbs = createAgentDbPool(opts.home.root);
+  const agents = createAgentService({
+    registryDb,
+    pool: agentDbs,
+    capsule: { root: opts.home.root, ensureInstructionFile: ensureDefaultInstructionFile },
+    log: opts.log,
+    faults: faultInjectorFromEnv(),
+  });
+  // Converge half-done lifecycle transitions before any request is served [AG-1].
+  agents.recover();
+  const conversations = createConversationService({ agents, cursors: createCursorCodec() });
   const routes: Route[] = [
     ...staticRoutes({ model: () => ({ available: false, reason: "not_configured" }) }),
     ...authRoutes(gateway),
+    ...agentRoutes({ agents }),
+    ...sessionRoutes({ conversations }),
   ];
   return {
     home: opts.home,
     log: opts.log,
     registryDb,
     gateway,
-    routes,
+    agents,
+    conversations,
+    routes: withSystemAgentAliases(routes),
     close() {
+      agentDbs.closeAll();
       registryDb.close();
       return Promise.resolve();
     },

@@ -1,0 +1,289 @@
+/**
+ * Agent registry service [AG-1..4]: create, list, get, rename, upgrade,
+ * delete, restart recovery, and the admission fence the Run service uses.
+ *
+ * Lifecycle (every transition is a durable registry write before its effects):
+ *   create : insert `provisioning` → Capsule dirs + state.sqlite + manifest → `active`
+ *   upgrade: `active` → `upgrading` (fence, pending_generation = g+1) → cancel and
+ *            drain admitted Runs → stage (fresh runtime dir, re-opened/migrated
+ *            state.sqlite, instruction file, manifest g+1) → promote (`active`, g+1)
+ *   delete : `active` → `deleting` (fence) → cancel and drain → close db → remove
+ *            data dir → remove runtime dir → residual audit → row removed
+ * Recovery converges every half-done transition forward (see `recover`).
+ * The system Agent always exists and refuses rename, upgrade and delete.
+ *
+ * Admission fence (called by the Run service before it starts a Run):
+ *   const adm = agents.admit(agentId);   // throws agent_not_found | agent_busy
+ *   try { … start and run; check agents.isCurrentGeneration(agentId, adm.generation)
+ *         before committing generation-bound effects … } finally { adm.release(); }
+ * `admit` succeeds only while the Agent is `active`; once upgrade/delete have
+ * fenced, no new admission is granted. Upgrade/delete then call
+ * `runControl.cancelAgentWork(agentId, reason)` (attached by the Run service
+ * with `attachRunControl`) and wait until every admission is released, at most
+ * AGENT_DRAIN_TIMEOUT_MS; an upgrade whose drain times out lifts the fence
+ * (`agent_busy`), a delete stays fenced and is resumed by a retry or restart.
+ */
+import { AppError } from "../errors.ts";
+import { AGENT_DRAIN_TIMEOUT_MS, AGENTS_MAX, SYSTEM_AGENT_ID } from "../limits.ts";
+import type { Logger } from "../log.ts";
+import type { DatabaseSync } from "../store/sqlite.ts";
+import * as reg from "../store/registry_store.ts";
+import type { AgentRow } from "../store/registry_store.ts";
+import { interruptRunningTurns } from "../store/agent_state_store.ts";
+import {
+  type CapsuleFs,
+  countResidue,
+  listCapsuleIds,
+  provisionCapsuleDirs,
+  readManifestGeneration,
+  rebuildRuntimeDir,
+  removeDataDir,
+  removeRuntimeDir,
+  writeManifest,
+} from "./capsule.ts";
+import type { AgentDbPool } from "./db_pool.ts";
+import { createAdmissionTracker } from "./admission.ts";
+import type { FaultInjector } from "./test_fault.ts";
+
+export const SYSTEM_AGENT_NAME = "System Agent";
+
+export interface AgentView {
+  id: string;
+  name: string;
+  state: reg.AgentState;
+  generation: number;
+  is_system: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Provided by the Run service: stop every Run and Task of an Agent. */
+export interface AgentRunControl {
+  /** Requests cancellation of all active Runs/Tasks; admissions are released as they end. */
+  cancelAgentWork(agentId: string, reason: "upgrade" | "delete"): Promise<void>;
+}
+
+export interface AgentAdmission {
+  agentId: string;
+  generation: number;
+  /** Idempotent. Must be called when the admitted Run reaches its terminal state. */
+  release(): void;
+}
+
+export interface AgentServiceOptions {
+  registryDb: DatabaseSync;
+  pool: AgentDbPool;
+  capsule: CapsuleFs;
+  log: Logger;
+  faults: FaultInjector;
+  /** @default Date.now */
+  now?: () => number;
+  /** @default AGENT_DRAIN_TIMEOUT_MS */
+  drainTimeoutMs?: number;
+}
+
+export type AgentService = ReturnType<typeof createAgentService>;
+
+export function toAgentView(row: AgentRow): AgentView {
+  return {
+    id: row.id,
+    name: row.name,
+    state: row.state,
+    generation: row.generation,
+    is_system: row.is_system === 1,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+  };
+}
+
+export function createAgentService(opts: AgentServiceOptions) {
+  const db = opts.registryDb;
+  const now = opts.now ?? Date.now;
+  const drainTimeoutMs = opts.drainTimeoutMs ?? AGENT_DRAIN_TIMEOUT_MS;
+  const admissions = createAdmissionTracker();
+  let runControl: AgentRunControl | null = null;
+
+  function requireRow(id: string): AgentRow {
+    const row = reg.getAgent(db, id);
+    if (!row) throw new AppError("agent_not_found");
+    return row;
+  }
+
+  function provision(id: string, generation: number): void {
+    provisionCapsuleDirs(opts.capsule, id);
+    const state = opts.pool.get(id, { create: true });
+    interruptRunningTurns(state, now());
+    if (readManifestGeneration(opts.capsule, id) !== generation) {
+      writeManifest(opts.capsule, id, generation);
+    }
+  }
+
+  function stage(id: string, generation: number): void {
+    opts.pool.close(id);
+    rebuildRuntimeDir(opts.capsule, id);
+    provision(id, generation);
+  }
+
+  function purge(id: string): void {
+    opts.pool.close(id);
+    removeDataDir(opts.capsule, id);
+    opts.faults.hit("agent.delete.after_remove_data");
+    removeRuntimeDir(opts.capsule, id);
+    const residue = countResidue(opts.capsule, id);
+    if (!reg.finishDelete(db, id, residue, now())) {
+      opts.log.error("agent.delete_residue", { agent: id, residue });
+      throw new AppError("internal_error", "delete left residue");
+    }
+    opts.log.info("agent.deleted", { agent: id });
+  }
+
+  async function drain(id: string, reason: "upgrade" | "delete"): Promise<boolean> {
+    if (runControl) await runControl.cancelAgentWork(id, reason);
+    return await admissions.waitDrained(id, drainTimeoutMs);
+  }
+
+  function createRow(id: string, name: string, isSystem: boolean): AgentRow {
+    if (!reg.insertProvisioningAgent(db, { id, name, isSystem, now: now() }, AGENTS_MAX)) {
+      throw new AppError("agent_limit");
+    }
+    opts.faults.hit("agent.create.after_insert");
+    provision(id, 1);
+    opts.faults.hit("agent.create.after_provisioning");
+    reg.markActive(db, id, now());
+    opts.log.info("agent.created", { agent: id });
+    return requireRow(id);
+  }
+
+  return {
+    pool: opts.pool,
+
+    list(): AgentView[] {
+      return reg.listAgents(db).map(toAgentView);
+    },
+
+    get(id: string): AgentView {
+      return toAgentView(requireRow(id));
+    },
+
+    /** The registry row, when the Agent's state may be read or written (active/upgrading). */
+    requireUsable(id: string): AgentRow {
+      const row = requireRow(id);
+      if (row.state === "provisioning") throw new AppError("agent_not_found");
+      if (row.state === "deleting") throw new AppError("agent_busy");
+      return row;
+    },
+
+    create(name: string): AgentView {
+      return toAgentView(createRow(crypto.randomUUID(), name, false));
+    },
+
+    rename(id: string, name: string): AgentView {
+      const row = requireRow(id);
+      if (row.is_system === 1) throw new AppError("agent_protected");
+      if (!reg.renameAgent(db, id, name, now())) throw new AppError("agent_busy");
+      return toAgentView(requireRow(id));
+    },
+
+    async upgrade(id: string): Promise<AgentView> {
+      const row = requireRow(id);
+      if (row.is_system === 1) throw new AppError("agent_protected");
+      const staged = reg.fenceForUpgrade(db, id, now());
+      if (staged === null) throw new AppError("agent_busy");
+      opts.faults.hit("agent.upgrade.after_fence");
+      if (!(await drain(id, "upgrade"))) {
+        reg.abortUpgrade(db, id, now());
+        throw new AppError("agent_busy", "upgrade drain timed out");
+      }
+      stage(id, staged);
+      opts.faults.hit("agent.upgrade.after_stage");
+      if (!reg.promoteUpgrade(db, id, staged, now())) throw new AppError("agent_busy");
+      opts.log.info("agent.upgraded", { agent: id, generation: staged });
+      return toAgentView(requireRow(id));
+    },
+
+    async delete(id: string): Promise<void> {
+      const row = requireRow(id);
+      if (row.is_system === 1) throw new AppError("agent_protected");
+      // A delete already fenced (a timed-out drain) is resumed, not refused.
+      if (row.state !== "deleting" && !reg.fenceForDelete(db, id, now())) {
+        throw new AppError("agent_busy");
+      }
+      opts.faults.hit("agent.delete.after_fence");
+      if (!(await drain(id, "delete"))) throw new AppError("agent_busy", "delete drain timed out");
+      purge(id);
+    },
+
+    /** The admission fence: see the file header. */
+    admit(agentId: string): AgentAdmission {
+      const row = requireRow(agentId);
+      if (row.state !== "active") throw new AppError("agent_busy");
+      const release = admissions.acquire(agentId);
+      return { agentId, generation: row.generation, release };
+    },
+
+    /** Whether `generation` is still the Agent's active generation (false once fenced). */
+    isCurrentGeneration(agentId: string, generation: number): boolean {
+      const row = reg.getAgent(db, agentId);
+      return row !== null && row.state === "active" && row.generation === generation;
+    },
+
+    /** Number of unreleased admissions (for tests and diagnostics). */
+    activeAdmissions(agentId: string): number {
+      return admissions.count(agentId);
+    },
+
+    attachRunControl(ctrl: AgentRunControl): void {
+      runControl = ctrl;
+    },
+
+    /**
+     * Startup convergence, before the server accepts requests. No Run survives
+     * a restart, so drains are trivially complete; every half-done transition is
+     * completed forward: provisioning → active, upgrading → staged + promoted,
+     * deleting → purged. Active Agents get missing Capsule parts added (never
+     * overwritten) and their running Turns interrupted [CV-6]. Capsule
+     * directories without a registry row are reported, never deleted silently.
+     */
+    recover(): void {
+      if (!reg.getAgent(db, SYSTEM_AGENT_ID)) createRow(SYSTEM_AGENT_ID, SYSTEM_AGENT_NAME, true);
+      const known = new Set<string>();
+      for (const row of reg.listAgents(db)) {
+        known.add(row.id);
+        const t = now();
+        switch (row.state) {
+          case "provisioning":
+            provision(row.id, row.generation);
+            reg.markActive(db, row.id, t);
+            reg.appendAudit(db, row.id, "recovered", t, { generation: row.generation });
+            break;
+          case "upgrading": {
+            const staged = row.pending_generation ?? row.generation + 1;
+            stage(row.id, staged);
+            reg.promoteUpgrade(db, row.id, staged, t);
+            reg.appendAudit(db, row.id, "recovered", t, { generation: staged });
+            break;
+          }
+          case "deleting":
+            purge(row.id);
+            known.delete(row.id);
+            break;
+          case "active":
+            provision(row.id, row.generation);
+            break;
+          default: {
+            const never: never = row.state;
+            throw new Error(`unknown agent state ${never}`);
+          }
+        }
+        if (row.state !== "active") {
+          opts.log.info("agent.recovered", { agent: row.id, from: row.state });
+        }
+      }
+      for (const id of listCapsuleIds(opts.capsule)) {
+        if (known.has(id)) continue;
+        opts.log.warn("agent.orphan_capsule", { dir: id.slice(0, 64) });
+        if (id.length === 36) reg.appendAudit(db, id, "orphan_found", now());
+      }
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * §13 Agent routes [AG-1..3]: list/create, get/rename/delete, upgrade, and the
+ * system-Agent compatibility aliases (`/api/sessions/…`, `/api/runs/<run>/…`
+ * → `/api/agents/<system-agent>/…`) [AG-2]. Thin adapters: strict zod bodies,
+ * an id format check, then the Agent service. Reads need a session; every
+ * state change needs CSRF + exact same-origin (enforced by the gateway).
+ */
+import { z } from "zod";
+import type { AgentService } from "../agents/service.ts";
+import { AppError } from "../errors.ts";
+import { AGENT_NAME_MAX_CHARS, SYSTEM_AGENT_ID } from "../limits.ts";
+import { isValidId } from "../path_safety.ts";
+import { json } from "./headers.ts";
+import type { Route, RouteContext } from "./router.ts";
+
+/** Display names: trimmed, 1..64 characters, no control characters. */
+export const AgentNameSchema = z.string().trim().min(1).max(AGENT_NAME_MAX_CHARS).regex(
+  /^[^\p{Cc}\p{Cf}]+$/u,
+);
+
+export const AgentNameBody = z.object({ name: AgentNameSchema }).strict();
+export type AgentNameBody = z.infer<typeof AgentNameBody>;
+
+/** The `:agent` path parameter; a malformed id is an unknown Agent (404). */
+export function agentParam(ctx: RouteContext<unknown>): string {
+  const id = ctx.params.agent;
+  if (!isValidId(id)) throw new AppError("agent_not_found");
+  return id;
+}
+
+export function agentRoutes(deps: { agents: AgentService }): Route[] {
+  const { agents } = deps;
+  return [
+    {
+      method: "GET",
+      path: "/api/agents",
+      auth: "session",
+      handler: () => json({ agents: agents.list() }),
+    },
+    {
+      method: "POST",
+      path: "/api/agents",
+      auth: "csrf",
+      body: AgentNameBody,
+      handler: (ctx: RouteContext<AgentNameBody>) =>
+        json({ agent: agents.create(ctx.body.name) }, 201),
+    },
+    {
+      method: "GET",
+      path: "/api/agents/:agent",
+      auth: "session",
+      handler: (ctx) => json({ agent: agents.get(agentParam(ctx)) }),
+    },
+    {
+      method: "PATCH",
+      path: "/api/agents/:agent",
+      auth: "csrf",
+      body: AgentNameBody,
+      handler: (ctx: RouteContext<AgentNameBody>) =>
+        json({ agent: agents.rename(agentParam(ctx), ctx.body.name) }),
+    },
+    {
+      method: "DELETE",
+      path: "/api/agents/:agent",
+      auth: "csrf",
+      handler: async (ctx) => {
+        const id = agentParam(ctx);
+        await agents.delete(id);
+        return json({ id, deleted: true });
+      },
+    },
+    {
+      method: "POST",
+      path: "/api/agents/:agent/upgrade",
+      auth: "csrf",
+      handler: async (ctx) => json({ agent: await agents.upgrade(agentParam(ctx)) }),
+    },
+  ];
+}
+
+const ALIASED_PREFIXES = ["/api/agents/:agent/sessions", "/api/agents/:agent/runs/"];
+
+/**
+ * Adds the compatibility aliases for every session and run route in `routes`:
+ * `/api/sessions…` and `/api/runs/…` serve the same handler with the system
+ * Agent id, under the same auth level and body schema. Call it on the final
+ * route table so routes added by other modules are aliased too.
+ */
+export function withSystemAgentAliases(routes: readonly Route[]): Route[] {
+  const aliases: Route[] = [];
+  for (const r of routes) {
+    if (!ALIASED_PREFIXES.some((p) => r.path.startsWith(p))) continue;
+    const target = r;
+    aliases.push({
+      ...target,
+      path: "/api" + target.path.slice("/api/agents/:agent".length),
+      handler: (ctx) =>
+        target.handler({ ...ctx, params: { ...ctx.params, agent: SYSTEM_AGENT_ID } }),
+    });
+  }
+  return [...routes, ...aliases];
+}

@@ -1,0 +1,113 @@
+/**
+ * §13 Conversation ("session") routes [CV-1..4]: list/create, detail with one
+ * Turn page (`?before=<cursor>&limit=` — latest 32 by default, limit ≤ 64),
+ * rename, delete, continue/branch. Strict zod bodies and query; a malformed
+ * Conversation id is an unknown Conversation (404); any `before` value that the
+ * cursor codec does not verify is `invalid_session_cursor` (400).
+ */
+import { z } from "zod";
+import type { ConversationService } from "../conversations/service.ts";
+import { AppError } from "../errors.ts";
+import { CONVERSATION_TITLE_MAX_CHARS, TURN_PAGE_MAX } from "../limits.ts";
+import { isValidId } from "../path_safety.ts";
+import { agentParam } from "./agent_routes.ts";
+import { json } from "./headers.ts";
+import type { Route, RouteContext } from "./router.ts";
+
+export const ConversationTitleSchema = z.string().trim().min(1).max(
+  CONVERSATION_TITLE_MAX_CHARS,
+).regex(/^[^\p{Cc}\p{Cf}]+$/u);
+
+export const CreateSessionBody = z.object({ title: ConversationTitleSchema.optional() }).strict();
+export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
+export const RenameSessionBody = z.object({ title: ConversationTitleSchema }).strict();
+export type RenameSessionBody = z.infer<typeof RenameSessionBody>;
+export const ContinueBody = z.object({ mode: z.enum(["continue", "branch"]) }).strict();
+export type ContinueBody = z.infer<typeof ContinueBody>;
+
+/** `?before=&limit=`; unknown or repeated parameters are refused. */
+export const DetailQuery = z.object({
+  before: z.string().optional(),
+  limit: z.string().regex(/^[1-9]\d{0,2}$/).transform(Number).pipe(
+    z.number().int().min(1).max(TURN_PAGE_MAX),
+  ).optional(),
+}).strict();
+
+export function parseDetailQuery(url: URL): z.infer<typeof DetailQuery> {
+  const raw: Record<string, string> = Object.create(null);
+  for (const [k, v] of url.searchParams) {
+    if (Object.hasOwn(raw, k)) throw new AppError("schema_violation", "repeated query parameter");
+    raw[k] = v;
+  }
+  const parsed = DetailQuery.safeParse(raw);
+  if (!parsed.success) throw new AppError("schema_violation", "detail query");
+  return parsed.data;
+}
+
+function convParam(ctx: RouteContext<unknown>): string {
+  const id = ctx.params.conv;
+  if (!isValidId(id)) throw new AppError("conversation_not_found");
+  return id;
+}
+
+export function sessionRoutes(deps: { conversations: ConversationService }): Route[] {
+  const cs = deps.conversations;
+  const base = "/api/agents/:agent/sessions";
+  return [
+    {
+      method: "GET",
+      path: base,
+      auth: "session",
+      handler: (ctx) => json({ sessions: cs.list(agentParam(ctx)) }),
+    },
+    {
+      method: "POST",
+      path: base,
+      auth: "csrf",
+      body: CreateSessionBody,
+      handler: (ctx: RouteContext<CreateSessionBody>) =>
+        json({ session: cs.create(agentParam(ctx), ctx.body.title) }, 201),
+    },
+    {
+      method: "GET",
+      path: `${base}/:conv`,
+      auth: "session",
+      handler: (ctx) => {
+        const agent = agentParam(ctx);
+        const conv = convParam(ctx);
+        return json(cs.detail(agent, conv, parseDetailQuery(ctx.url)));
+      },
+    },
+    {
+      method: "PATCH",
+      path: `${base}/:conv`,
+      auth: "csrf",
+      body: RenameSessionBody,
+      handler: (ctx: RouteContext<RenameSessionBody>) =>
+        json({ session: cs.rename(agentParam(ctx), convParam(ctx), ctx.body.title) }),
+    },
+    {
+      method: "DELETE",
+      path: `${base}/:conv`,
+      auth: "csrf",
+      handler: (ctx) => {
+        const agent = agentParam(ctx);
+        const conv = convParam(ctx);
+        cs.delete(agent, conv);
+        return json({ id: conv, deleted: true });
+      },
+    },
+    {
+      method: "POST",
+      path: `${base}/:conv/continue`,
+      auth: "csrf",
+      body: ContinueBody,
+      handler: (ctx: RouteContext<ContinueBody>) => {
+        const agent = agentParam(ctx);
+        const conv = convParam(ctx);
+        if (ctx.body.mode === "branch") return json(cs.branch(agent, conv), 201);
+        return json(cs.continueFromHead(agent, conv));
+      },
+    },
+  ];
+}

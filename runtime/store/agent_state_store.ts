@@ -1,0 +1,329 @@
+/**
+ * The only SQL for Conversations and Turns in an Agent's private
+ * `state.sqlite` [CV-1..4, CV-6]. (Runs, events, usage and permissions live in
+ * the same database but have their own store module.)
+ *
+ * Enforced here: the per-Agent Conversation cap (checked inside the inserting
+ * transaction), at most one running Turn per Conversation (the unique partial
+ * index plus a revision compare-and-swap), cascading deletes refused while any
+ * Turn in the Conversation tree is running, and Turn pages that read only the
+ * page (an index range scan on `(conversation_id, seq)` with LIMIT).
+ * No statement here ever runs VACUUM.
+ */
+import type { DatabaseSync } from "node:sqlite";
+import { transaction } from "./sqlite.ts";
+
+export type TurnState = "running" | "completed" | "failed" | "cancelled" | "interrupted";
+
+export interface ConversationRow {
+  id: string;
+  title: string;
+  revision: number;
+  parent_id: string | null;
+  head_turn_id: string | null;
+  branched_from_turn_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TurnRow {
+  id: string;
+  seq: number;
+  state: TurnState;
+  user_message: string;
+  assistant_message: string | null;
+  created_at: number;
+  finished_at: number | null;
+  run_id: string | null;
+  terminal_code: string | null;
+  terminal_stage: string | null;
+  retryable: number | null;
+}
+
+const CONV_COLS =
+  "id, title, revision, parent_id, head_turn_id, branched_from_turn_id, created_at, updated_at";
+const TURN_COLS = "id, seq, state, user_message, assistant_message, created_at, finished_at, " +
+  "run_id, terminal_code, terminal_stage, retryable";
+
+export function getConversation(db: DatabaseSync, id: string): ConversationRow | null {
+  const row = db.prepare(`SELECT ${CONV_COLS} FROM conversations WHERE id = ?`).get(id);
+  return (row as ConversationRow | undefined) ?? null;
+}
+
+/** Most recently updated first; `limit` is the per-Agent cap so the list is bounded. */
+export function listConversations(db: DatabaseSync, limit: number): ConversationRow[] {
+  return db.prepare(
+    `SELECT ${CONV_COLS} FROM conversations ORDER BY updated_at DESC, id DESC LIMIT ?`,
+  ).all(limit) as unknown as ConversationRow[];
+}
+
+export function countConversations(db: DatabaseSync): number {
+  return (db.prepare("SELECT count(*) AS n FROM conversations").get() as { n: number }).n;
+}
+
+/** Inserts a Conversation unless `max` already exist. Returns false at the cap. */
+export function insertConversation(
+  db: DatabaseSync,
+  row: { id: string; title: string; now: number },
+  max: number,
+): boolean {
+  return transaction(db, () => {
+    if (countConversations(db) >= max) return false;
+    db.prepare(
+      `INSERT INTO conversations (id, title, revision, created_at, updated_at)
+       VALUES (?, ?, 0, ?, ?)`,
+    ).run(row.id, row.title, row.now, row.now);
+    return true;
+  });
+}
+
+export type MutationResult = "ok" | "missing" | "busy" | "stale";
+
+function hasRunningTurn(db: DatabaseSync, conversationId: string): boolean {
+  return db.prepare(
+    "SELECT 1 AS x FROM turns WHERE conversation_id = ? AND state = 'running' LIMIT 1",
+  ).get(conversationId) !== undefined;
+}
+
+/** Whether the Conversation or any descendant (branch) has a running Turn. */
+export function treeHasRunningTurn(db: DatabaseSync, conversationId: string): boolean {
+  return db.prepare(
+    `WITH RECURSIVE tree(id) AS (
+       SELECT ? UNION SELECT c.id FROM conversations c JOIN tree t ON c.parent_id = t.id)
+     SELECT 1 AS x FROM turns WHERE state = 'running'
+       AND conversation_id IN (SELECT id FROM tree) LIMIT 1`,
+  ).get(conversationId) !== undefined;
+}
+
+/** Title change bumps the revision (so older page cursors stop verifying). */
+export function renameConversation(
+  db: DatabaseSync,
+  id: string,
+  title: string,
+  now: number,
+): MutationResult {
+  const r = db.prepare(
+    "UPDATE conversations SET title = ?, revision = revision + 1, updated_at = ? WHERE id = ?",
+  ).run(title, now, id);
+  return r.changes === 1 ? "ok" : "missing";
+}
+
+/**
+ * Deletes a Conversation with its Turns and child Conversations (and, through
+ * foreign keys, every row that references them) in one transaction. Refused
+ * with "busy" while any Turn in the tree is running. No VACUUM [CV-4].
+ */
+export function deleteConversation(db: DatabaseSync, id: string): MutationResult {
+  return transaction(db, () => {
+    if (!getConversation(db, id)) return "missing";
+    if (treeHasRunningTurn(db, id)) return "busy";
+    db.prepare("DELETE FROM conversations WHERE id = ?").run(id);
+    return "ok";
+  });
+}
+
+/** The latest completed Turn (the head a Conversation continues or branches from). */
+export function completedHead(
+  db: DatabaseSync,
+  conversationId: string,
+): { id: string; seq: number } | null {
+  const row = db.prepare(
+    `SELECT id, seq FROM turns WHERE conversation_id = ? AND state = 'completed'
+     ORDER BY seq DESC LIMIT 1`,
+  ).get(conversationId);
+  return (row as { id: string; seq: number } | undefined) ?? null;
+}
+
+/** Marks the completed head as the point the next Turn continues from. */
+export function continueFromHead(
+  db: DatabaseSync,
+  id: string,
+  now: number,
+): { result: MutationResult | "no_head"; headTurnId?: string } {
+  return transaction(db, () => {
+    if (!getConversation(db, id)) return { result: "missing" };
+    if (hasRunningTurn(db, id)) return { result: "busy" };
+    const head = completedHead(db, id);
+    if (!head) return { result: "no_head" };
+    db.prepare(
+      "UPDATE conversations SET head_turn_id = ?, revision = revision + 1, updated_at = ? WHERE id = ?",
+    ).run(head.id, now, id);
+    return { result: "ok", headTurnId: head.id };
+  });
+}
+
+// A UUIDv4 generated inside SQLite, so a branch copies Turns without loading them.
+const SQL_UUID4 = "lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || " +
+  "substr(hex(randomblob(2)), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || " +
+  "substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))";
+
+/**
+ * Creates a child Conversation holding copies of the source's completed Turns
+ * up to its completed head (renumbered 1..n), all in one transaction.
+ */
+export function branchConversation(
+  db: DatabaseSync,
+  opts: { sourceId: string; newId: string; title: string; now: number },
+  max: number,
+): { result: MutationResult | "no_head" | "limit"; copied?: number } {
+  return transaction(db, () => {
+    if (!getConversation(db, opts.sourceId)) return { result: "missing" };
+    if (hasRunningTurn(db, opts.sourceId)) return { result: "busy" };
+    const head = completedHead(db, opts.sourceId);
+    if (!head) return { result: "no_head" };
+    if (countConversations(db) >= max) return { result: "limit" };
+    db.prepare(
+      `INSERT INTO conversations
+         (id, title, revision, parent_id, head_turn_id, branched_from_turn_id, created_at, updated_at)
+       VALUES (?, ?, 0, ?, NULL, ?, ?, ?)`,
+    ).run(opts.newId, opts.title, opts.sourceId, head.id, opts.now, opts.now);
+    const r = db.prepare(
+      `INSERT INTO turns (id, conversation_id, seq, state, user_message, assistant_message,
+                          created_at, finished_at)
+       SELECT ${SQL_UUID4}, ?, row_number() OVER (ORDER BY seq), 'completed', user_message,
+              assistant_message, created_at, finished_at
+       FROM turns WHERE conversation_id = ? AND state = 'completed' AND seq <= ?`,
+    ).run(opts.newId, opts.sourceId, head.seq);
+    const headRow = db.prepare(
+      "SELECT id FROM turns WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1",
+    ).get(opts.newId) as { id: string };
+    db.prepare("UPDATE conversations SET head_turn_id = ? WHERE id = ?").run(
+      headRow.id,
+      opts.newId,
+    );
+    return { result: "ok", copied: Number(r.changes) };
+  });
+}
+
+/**
+ * One page of Turns, newest first: Turns with `seq < beforeSeq` (all when null),
+ * at most `limit + 1` rows so the caller learns whether an older page exists
+ * without reading it. Uses the `(conversation_id, seq)` unique index.
+ */
+export function pageTurns(
+  db: DatabaseSync,
+  conversationId: string,
+  beforeSeq: number | null,
+  limit: number,
+): TurnRow[] {
+  return db.prepare(
+    `SELECT ${TURN_COLS} FROM turns WHERE conversation_id = ? AND seq < ?
+     ORDER BY seq DESC LIMIT ?`,
+  ).all(
+    conversationId,
+    beforeSeq ?? Number.MAX_SAFE_INTEGER,
+    limit + 1,
+  ) as unknown as TurnRow[];
+}
+
+/** The SQL `pageTurns` runs, for EXPLAIN QUERY PLAN in tests and benchmarks. */
+export const PAGE_TURNS_SQL = `SELECT ${TURN_COLS} FROM turns WHERE conversation_id = ? ` +
+  "AND seq < ? ORDER BY seq DESC LIMIT ?";
+
+/**
+ * Accepts a new Turn as `running` [CV-2]: the Conversation's revision must
+ * still equal `expectedRevision` (the revision the caller compiled history
+ * at) and no other Turn may be running. Bumps the revision.
+ */
+export function beginTurn(
+  db: DatabaseSync,
+  t: {
+    conversationId: string;
+    expectedRevision: number;
+    turnId: string;
+    runId: string | null;
+    userMessage: string;
+    now: number;
+  },
+): { result: MutationResult; seq?: number; revision?: number } {
+  return transaction(db, () => {
+    const conv = getConversation(db, t.conversationId);
+    if (!conv) return { result: "missing" };
+    if (hasRunningTurn(db, t.conversationId)) return { result: "busy" };
+    if (conv.revision !== t.expectedRevision) return { result: "stale" };
+    const { next } = db.prepare(
+      "SELECT coalesce(max(seq), 0) + 1 AS next FROM turns WHERE conversation_id = ?",
+    ).get(t.conversationId) as { next: number };
+    db.prepare(
+      `INSERT INTO turns (id, conversation_id, seq, state, user_message, created_at, run_id)
+       VALUES (?, ?, ?, 'running', ?, ?, ?)`,
+    ).run(t.turnId, t.conversationId, next, t.userMessage, t.now, t.runId);
+    const upd = db.prepare(
+      `UPDATE conversations SET revision = revision + 1, updated_at = ?
+       WHERE id = ? AND revision = ?`,
+    ).run(t.now, t.conversationId, t.expectedRevision);
+    if (upd.changes !== 1) throw new Error("conversation revision moved inside a transaction");
+    return { result: "ok", seq: next, revision: t.expectedRevision + 1 };
+  });
+}
+
+export interface TurnTerminal {
+  state: Exclude<TurnState, "running">;
+  /** Only for `completed`: the committed assistant message. */
+  assistantMessage?: string;
+  /** Safe summary for non-completed Turns: fixed code, stage, retryability. */
+  code?: string;
+  stage?: string;
+  retryable?: boolean;
+}
+
+/** running → terminal, once; bumps the Conversation revision. Returns false if not running. */
+export function finishTurn(
+  db: DatabaseSync,
+  turnId: string,
+  terminal: TurnTerminal,
+  now: number,
+): boolean {
+  return transaction(db, () => finishTurnInTransaction(db, turnId, terminal, now));
+}
+
+/** As `finishTurn`, for callers that already hold a transaction (e.g. the run terminal). */
+export function finishTurnInTransaction(
+  db: DatabaseSync,
+  turnId: string,
+  terminal: TurnTerminal,
+  now: number,
+): boolean {
+  const completed = terminal.state === "completed";
+  const row = db.prepare(
+    `UPDATE turns SET state = ?, assistant_message = ?, finished_at = ?,
+       terminal_code = ?, terminal_stage = ?, retryable = ?
+     WHERE id = ? AND state = 'running' RETURNING conversation_id`,
+  ).get(
+    terminal.state,
+    completed ? (terminal.assistantMessage ?? "") : null,
+    now,
+    completed ? null : (terminal.code ?? null),
+    completed ? null : (terminal.stage ?? null),
+    completed ? null : (terminal.retryable === undefined ? null : terminal.retryable ? 1 : 0),
+    turnId,
+  ) as { conversation_id: string } | undefined;
+  if (!row) return false;
+  db.prepare(
+    "UPDATE conversations SET revision = revision + 1, updated_at = ? WHERE id = ?",
+  ).run(now, row.conversation_id);
+  return true;
+}
+
+/**
+ * [CV-6] At server start every Turn left `running` becomes `interrupted`, and
+ * its Conversation's revision moves, in one transaction. Partial output is
+ * never committed (assistant_message stays NULL). Returns the count.
+ */
+export function interruptRunningTurns(db: DatabaseSync, now: number): number {
+  return transaction(db, () => {
+    const convs = db.prepare(
+      "SELECT DISTINCT conversation_id AS id FROM turns WHERE state = 'running'",
+    ).all() as unknown as { id: string }[];
+    const r = db.prepare(
+      `UPDATE turns SET state = 'interrupted', assistant_message = NULL, finished_at = ?,
+         terminal_code = 'run_interrupted', terminal_stage = 'restart', retryable = 1
+       WHERE state = 'running'`,
+    ).run(now);
+    const bump = db.prepare(
+      "UPDATE conversations SET revision = revision + 1, updated_at = ? WHERE id = ?",
+    );
+    for (const c of convs) bump.run(now, c.id);
+    return Number(r.changes);
+  });
+}

@@ -1,0 +1,205 @@
+/**
+ * The only SQL for `data/agent-registry.sqlite` [AG-1]: Agent rows, their
+ * lifecycle state and generation, and the append-only lifecycle audit.
+ *
+ * Every state change is a compare-and-swap on the current state (and, for
+ * upgrades, the generation), so two concurrent lifecycle operations can never
+ * both win; callers turn a lost swap into `agent_busy`.
+ */
+import type { DatabaseSync } from "node:sqlite";
+import { transaction } from "./sqlite.ts";
+
+export type AgentState = "provisioning" | "active" | "upgrading" | "deleting";
+
+export type AuditEvent =
+  | "created"
+  | "renamed"
+  | "upgrade_fenced"
+  | "upgraded"
+  | "upgrade_aborted"
+  | "delete_fenced"
+  | "deleted"
+  | "delete_residue"
+  | "recovered"
+  | "orphan_found";
+
+export interface AgentRow {
+  id: string;
+  name: string;
+  state: AgentState;
+  generation: number;
+  pending_generation: number | null;
+  is_system: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AuditRow {
+  id: number;
+  agent_id: string;
+  event: AuditEvent;
+  generation: number | null;
+  residue: number | null;
+  at: number;
+}
+
+const COLUMNS =
+  "id, name, state, generation, pending_generation, is_system, created_at, updated_at";
+
+export function getAgent(db: DatabaseSync, id: string): AgentRow | null {
+  const row = db.prepare(`SELECT ${COLUMNS} FROM agents WHERE id = ?`).get(id);
+  return (row as AgentRow | undefined) ?? null;
+}
+
+/** All Agents, system Agent first, then by creation time (bounded by AGENTS_MAX). */
+export function listAgents(db: DatabaseSync): AgentRow[] {
+  return db.prepare(
+    `SELECT ${COLUMNS} FROM agents ORDER BY is_system DESC, created_at, id`,
+  ).all() as unknown as AgentRow[];
+}
+
+export function countAgents(db: DatabaseSync): number {
+  return (db.prepare("SELECT count(*) AS n FROM agents").get() as { n: number }).n;
+}
+
+export function appendAudit(
+  db: DatabaseSync,
+  agentId: string,
+  event: AuditEvent,
+  at: number,
+  extra: { generation?: number; residue?: number } = {},
+): void {
+  db.prepare(
+    "INSERT INTO agent_audit (agent_id, event, generation, residue, at) VALUES (?, ?, ?, ?, ?)",
+  ).run(agentId, event, extra.generation ?? null, extra.residue ?? null, at);
+}
+
+/** Audit rows of one Agent, oldest first (bounded by the caller's limit). */
+export function listAudit(db: DatabaseSync, agentId: string, limit: number): AuditRow[] {
+  return db.prepare(
+    "SELECT id, agent_id, event, generation, residue, at FROM agent_audit WHERE agent_id = ? ORDER BY id LIMIT ?",
+  ).all(agentId, limit) as unknown as AuditRow[];
+}
+
+/**
+ * Inserts a new Agent in `provisioning` when fewer than `max` Agents exist.
+ * Returns false when the cap is reached (checked inside the same transaction).
+ */
+export function insertProvisioningAgent(
+  db: DatabaseSync,
+  row: { id: string; name: string; isSystem: boolean; now: number },
+  max: number,
+): boolean {
+  return transaction(db, () => {
+    if (countAgents(db) >= max) return false;
+    db.prepare(
+      `INSERT INTO agents (id, name, state, generation, is_system, created_at, updated_at)
+       VALUES (?, ?, 'provisioning', 1, ?, ?, ?)`,
+    ).run(row.id, row.name, row.isSystem ? 1 : 0, row.now, row.now);
+    appendAudit(db, row.id, "created", row.now, { generation: 1 });
+    return true;
+  });
+}
+
+/** provisioning → active. */
+export function markActive(db: DatabaseSync, id: string, now: number): boolean {
+  const r = db.prepare(
+    "UPDATE agents SET state = 'active', updated_at = ? WHERE id = ? AND state = 'provisioning'",
+  ).run(now, id);
+  return r.changes === 1;
+}
+
+/** Display metadata only; never touches state or generation [AG-3]. */
+export function renameAgent(db: DatabaseSync, id: string, name: string, now: number): boolean {
+  return transaction(db, () => {
+    const r = db.prepare(
+      `UPDATE agents SET name = ?, updated_at = ?
+       WHERE id = ? AND is_system = 0 AND state IN ('active','upgrading')`,
+    ).run(name, now, id);
+    if (r.changes !== 1) return false;
+    appendAudit(db, id, "renamed", now);
+    return true;
+  });
+}
+
+/** Admission fence for an upgrade: active → upgrading with the next generation staged. */
+export function fenceForUpgrade(db: DatabaseSync, id: string, now: number): number | null {
+  return transaction(db, () => {
+    const row = getAgent(db, id);
+    if (!row || row.state !== "active" || row.is_system === 1) return null;
+    const next = row.generation + 1;
+    db.prepare(
+      `UPDATE agents SET state = 'upgrading', pending_generation = ?, updated_at = ?
+       WHERE id = ? AND state = 'active' AND generation = ?`,
+    ).run(next, now, id, row.generation);
+    appendAudit(db, id, "upgrade_fenced", now, { generation: next });
+    return next;
+  });
+}
+
+/** Promotion: upgrading → active at the staged generation, in one transaction. */
+export function promoteUpgrade(db: DatabaseSync, id: string, staged: number, now: number): boolean {
+  return transaction(db, () => {
+    const r = db.prepare(
+      `UPDATE agents SET state = 'active', generation = pending_generation,
+         pending_generation = NULL, updated_at = ?
+       WHERE id = ? AND state = 'upgrading' AND pending_generation = ?`,
+    ).run(now, id, staged);
+    if (r.changes !== 1) return false;
+    appendAudit(db, id, "upgraded", now, { generation: staged });
+    return true;
+  });
+}
+
+/** An upgrade whose drain did not finish lifts the fence at the old generation. */
+export function abortUpgrade(db: DatabaseSync, id: string, now: number): boolean {
+  return transaction(db, () => {
+    const row = getAgent(db, id);
+    const r = db.prepare(
+      `UPDATE agents SET state = 'active', pending_generation = NULL, updated_at = ?
+       WHERE id = ? AND state = 'upgrading'`,
+    ).run(now, id);
+    if (r.changes !== 1) return false;
+    appendAudit(db, id, "upgrade_aborted", now, { generation: row?.generation });
+    return true;
+  });
+}
+
+/** Admission fence for a delete: active → deleting. The system Agent never matches. */
+export function fenceForDelete(db: DatabaseSync, id: string, now: number): boolean {
+  return transaction(db, () => {
+    const r = db.prepare(
+      `UPDATE agents SET state = 'deleting', pending_generation = NULL, updated_at = ?
+       WHERE id = ? AND state = 'active' AND is_system = 0`,
+    ).run(now, id);
+    if (r.changes !== 1) return false;
+    appendAudit(db, id, "delete_fenced", now);
+    return true;
+  });
+}
+
+/** A provisioning Agent that cannot be completed is turned into a delete. */
+export function provisioningToDeleting(db: DatabaseSync, id: string, now: number): boolean {
+  const r = db.prepare(
+    `UPDATE agents SET state = 'deleting', updated_at = ?
+     WHERE id = ? AND state = 'provisioning' AND is_system = 0`,
+  ).run(now, id);
+  return r.changes === 1;
+}
+
+/**
+ * Final step of a delete: records the residual audit and removes the row, in
+ * one transaction. With residue > 0 the row stays `deleting` (recovery retries).
+ */
+export function finishDelete(db: DatabaseSync, id: string, residue: number, now: number): boolean {
+  return transaction(db, () => {
+    if (residue > 0) {
+      appendAudit(db, id, "delete_residue", now, { residue });
+      return false;
+    }
+    const r = db.prepare("DELETE FROM agents WHERE id = ? AND state = 'deleting'").run(id);
+    if (r.changes !== 1) return false;
+    appendAudit(db, id, "deleted", now, { residue: 0 });
+    return true;
+  });
+}
