@@ -6,6 +6,7 @@ import { RELEASE } from "./runtime/limits.ts";
 import { UsageError } from "./runtime/cli/args.ts";
 import { serveCommand } from "./runtime/cli/serve.ts";
 import { doctorCommand } from "./runtime/cli/doctor.ts";
+import { rotateTokenCommand } from "./runtime/cli/rotate_token.ts";
 
 const HELP = `agent-builder ${RELEASE} — local-first agent runtime
 
@@ -32,6 +33,7 @@ type Command = (argv: string[]) => number | Promise<number>;
 const COMMANDS: Record<string, Command> = {
   serve: serveCommand,
   doctor: doctorCommand,
+  "rotate-token": rotateTokenCommand,
   version: () => {
     console.log(RELEASE);
     return 0;
