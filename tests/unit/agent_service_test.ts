@@ -1,0 +1,225 @@
+/**
+ * [AG-1..4] Agent lifecycle on a real temp home: Capsule provisioning, the
+ * admission fence, drain via the Run service's callback, upgrade generations,
+ * delete with residual audit, the protected system Agent, the Agent cap, and
+ * recovery of each half-done state written straight into the registry.
+ */
+import { REGISTRY_MIGRATIONS } from "../../migrations/registry/index.ts";
+import { createAgentDbPool } from "../../runtime/agents/db_pool.ts";
+import { type AgentService, createAgentService } from "../../runtime/agents/service.ts";
+import { NO_FAULTS } from "../../runtime/agents/test_fault.ts";
+import { ensureHomeSkeleton, resolveHome } from "../../runtime/home.ts";
+import { AGENTS_MAX, SYSTEM_AGENT_ID } from "../../runtime/limits.ts";
+import type { Logger } from "../../runtime/log.ts";
+import { listAudit } from "../../runtime/store/registry_store.ts";
+import { type DatabaseSync, openDatabase } from "../../runtime/store/sqlite.ts";
+import { ensureDefaultInstructionFile } from "../../runtime/workspace/instruction_file.ts";
+import { assert, assertEquals, assertRejects, assertThrows } from "../helpers/assert.ts";
+import { expectCode } from "../helpers/errors.ts";
+import { withTempHome } from "../helpers/home.ts";
+
+const quietLog: Logger = {
+  info() {},
+  warn() {},
+  error() {},
+  flush() {},
+  close() {},
+};
+
+interface Env {
+  root: string;
+  registry: DatabaseSync;
+  agents: AgentService;
+  reopen(): AgentService;
+}
+
+function withAgents(fn: (env: Env) => Promise<void> | void, drainTimeoutMs = 2000) {
+  return withTempHome(async (dir) => {
+    const home = resolveHome(dir);
+    ensureHomeSkeleton(home);
+    const registry = openDatabase({
+      root: home.root,
+      relative: "data/agent-registry.sqlite",
+      migrations: REGISTRY_MIGRATIONS,
+    });
+    const pools: ReturnType<typeof createAgentDbPool>[] = [];
+    const make = () => {
+      const pool = createAgentDbPool(home.root);
+      pools.push(pool);
+      const svc = createAgentService({
+        registryDb: registry,
+        pool,
+        capsule: { root: home.root, ensureInstructionFile: ensureDefaultInstructionFile },
+        log: quietLog,
+        faults: NO_FAULTS,
+        drainTimeoutMs,
+      });
+      svc.recover();
+      return svc;
+    };
+    try {
+      await fn({ root: home.root, registry, agents: make(), reopen: make });
+    } finally {
+      for (const p of pools) p.closeAll();
+      registry.close();
+    }
+  });
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
+  }
+}
+
+Deno.test("the system Agent exists after recovery and refuses rename, upgrade and delete", () =>
+  withAgents(async ({ agents }) => {
+    const sys = agents.get(SYSTEM_AGENT_ID);
+    assertEquals([sys.state, sys.is_system, sys.generation], ["active", true, 1]);
+    assertThrows(() => agents.rename(SYSTEM_AGENT_ID, "x"), expectCode("agent_protected"));
+    await assertRejects(() => agents.upgrade(SYSTEM_AGENT_ID), expectCode("agent_protected"));
+    await assertRejects(() => agents.delete(SYSTEM_AGENT_ID), expectCode("agent_protected"));
+  }));
+
+Deno.test("create provisions the Capsule: workspace, instruction file, state.sqlite, runtime dir, manifest", () =>
+  withAgents(({ root, agents }) => {
+    const a = agents.create("Alpha");
+    assertEquals([a.state, a.generation, a.name], ["active", 1, "Alpha"]);
+    for (
+      const rel of [
+        `data/agents/${a.id}/workspace/agent-builder.md`,
+        `data/agents/${a.id}/state.sqlite`,
+        `data/agents/${a.id}/manifest.json`,
+        `.runtime/agents/${a.id}`,
+      ]
+    ) assert(exists(`${root}/${rel}`), rel);
+    assertEquals(Deno.statSync(`${root}/data/agents/${a.id}`).mode! & 0o777, 0o700);
+  }));
+
+Deno.test("startup never overwrites an edited instruction file, and re-adds a missing one", () =>
+  withAgents(({ root, agents, reopen }) => {
+    const a = agents.create("Alpha");
+    const file = `${root}/data/agents/${a.id}/workspace/agent-builder.md`;
+    Deno.writeTextFileSync(file, "operator text\n");
+    reopen();
+    assertEquals(Deno.readTextFileSync(file), "operator text\n");
+    Deno.removeSync(file);
+    reopen();
+    assert(exists(file));
+  }));
+
+Deno.test("rename changes the name only: no new generation", () =>
+  withAgents(({ agents }) => {
+    const a = agents.create("Alpha");
+    const r = agents.rename(a.id, "Beta");
+    assertEquals([r.name, r.generation, r.state], ["Beta", 1, "active"]);
+  }));
+
+Deno.test("upgrade fences admission, cancels through the Run service, drains, then promotes", () =>
+  withAgents(async ({ agents }) => {
+    const a = agents.create("Alpha");
+    const adm = agents.admit(a.id);
+    assertEquals(adm.generation, 1);
+    const calls: string[] = [];
+    agents.attachRunControl({
+      cancelAgentWork(id, reason) {
+        calls.push(`${reason}:${id}`);
+        // While fenced: no new admission, and the old generation is no longer current.
+        assertThrows(() => agents.admit(a.id), expectCode("agent_busy"));
+        assertEquals(agents.get(a.id).state, "upgrading");
+        assertEquals(agents.isCurrentGeneration(a.id, 1), false);
+        setTimeout(() => adm.release(), 20);
+        return Promise.resolve();
+      },
+    });
+    const up = await agents.upgrade(a.id);
+    assertEquals(calls, [`upgrade:${a.id}`]);
+    assertEquals([up.state, up.generation], ["active", 2]);
+    assertEquals(agents.activeAdmissions(a.id), 0);
+    assertEquals(agents.admit(a.id).generation, 2);
+  }));
+
+Deno.test("an upgrade whose Runs do not drain in time lifts the fence at the old generation", () =>
+  withAgents(async ({ agents }) => {
+    const a = agents.create("Alpha");
+    const adm = agents.admit(a.id);
+    await assertRejects(() => agents.upgrade(a.id), expectCode("agent_busy"));
+    const after = agents.get(a.id);
+    assertEquals([after.state, after.generation], ["active", 1]);
+    adm.release();
+    adm.release(); // idempotent
+    assertEquals(agents.activeAdmissions(a.id), 0);
+  }, 50));
+
+Deno.test("delete fences, cancels, removes data and runtime dirs and records a clean residual audit", () =>
+  withAgents(async ({ root, registry, agents }) => {
+    const a = agents.create("Alpha");
+    assert(agents.pool.isOpen(a.id));
+    const reasons: string[] = [];
+    agents.attachRunControl({
+      cancelAgentWork(_id, reason) {
+        reasons.push(reason);
+        return Promise.resolve();
+      },
+    });
+    await agents.delete(a.id);
+    assertEquals(reasons, ["delete"]);
+    assert(!agents.pool.isOpen(a.id));
+    assert(!exists(`${root}/data/agents/${a.id}`));
+    assert(!exists(`${root}/.runtime/agents/${a.id}`));
+    assertThrows(() => agents.get(a.id), expectCode("agent_not_found"));
+    const audit = listAudit(registry, a.id, 10).map((r) => [r.event, r.residue]);
+    assertEquals(audit.at(-1), ["deleted", 0]);
+    assertEquals(audit.map((e) => e[0]), ["created", "delete_fenced", "deleted"]);
+  }));
+
+Deno.test("lifecycle operations on a fenced Agent are refused as busy", () =>
+  withAgents(async ({ registry, agents }) => {
+    const a = agents.create("Alpha");
+    registry.prepare("UPDATE agents SET state = 'upgrading', pending_generation = 2 WHERE id = ?")
+      .run(a.id);
+    assertThrows(() => agents.admit(a.id), expectCode("agent_busy"));
+    await assertRejects(() => agents.upgrade(a.id), expectCode("agent_busy"));
+    await assertRejects(() => agents.delete(a.id), expectCode("agent_busy"));
+  }));
+
+Deno.test("the Agent cap counts every Agent including the system Agent", () =>
+  withAgents(({ agents }) => {
+    for (let i = 1; i < AGENTS_MAX; i++) agents.create(`a${i}`);
+    assertThrows(() => agents.create("one too many"), expectCode("agent_limit"));
+    assertEquals(agents.list().length, AGENTS_MAX);
+  }));
+
+Deno.test("recovery converges provisioning, upgrading and deleting rows left by a crash", () =>
+  withAgents(({ root, registry, agents, reopen }) => {
+    const p = agents.create("prov");
+    const u = agents.create("upg");
+    const d = agents.create("del");
+    agents.pool.closeAll();
+    // Simulate crashes between steps: the registry says half-done; the disk is partial.
+    registry.prepare("UPDATE agents SET state = 'provisioning' WHERE id = ?").run(p.id);
+    Deno.removeSync(`${root}/data/agents/${p.id}/workspace`, { recursive: true });
+    registry.prepare("UPDATE agents SET state = 'upgrading', pending_generation = 2 WHERE id = ?")
+      .run(u.id);
+    registry.prepare("UPDATE agents SET state = 'deleting' WHERE id = ?").run(d.id);
+    Deno.removeSync(`${root}/data/agents/${d.id}`, { recursive: true });
+    const again = reopen();
+    assertEquals([again.get(p.id).state, again.get(p.id).generation], ["active", 1]);
+    assert(exists(`${root}/data/agents/${p.id}/workspace/agent-builder.md`));
+    assertEquals([again.get(u.id).state, again.get(u.id).generation], ["active", 2]);
+    assertThrows(() => again.get(d.id), expectCode("agent_not_found"));
+    assert(!exists(`${root}/.runtime/agents/${d.id}`));
+  }));
+
+Deno.test("a Capsule directory without a registry row is reported, never deleted", () =>
+  withAgents(({ root, registry, reopen }) => {
+    const stray = crypto.randomUUID();
+    Deno.mkdirSync(`${root}/data/agents/${stray}`, { mode: 0o700 });
+    reopen();
+    assert(exists(`${root}/data/agents/${stray}`));
+    assertEquals(listAudit(registry, stray, 5).map((r) => r.event).includes("orphan_found"), true);
+  }));
