@@ -1,0 +1,409 @@
+/**
+ * The Model Broker [MB-1..9]: the only component that talks to Ollama.
+ *
+ * Public API (types in ./types.ts):
+ *
+ *   const broker = createBroker({ catalog, log });      // starts qualification
+ *   broker.chat({ modelId, phase: "plain" | "tools", messages, tools?, signal,
+ *                 deadline, ledger?, observer?, onDelta?, recover? })
+ *     → Promise<ChatOutcome>
+ *       | { kind: "completed", content, toolCalls, usage, reason }   // reason: stop | length
+ *       |                                                 max_output | repetition_truncated
+ *       | { kind: "failed", code, retryable }   // fixed ErrorCode from runtime/errors.ts
+ *       | { kind: "cancelled" }
+ *   broker.profile(modelId) → { ok, profile: {window, reserve, budget, capabilities, …} }
+ *   broker.status(modelId?) / publicProfiles() / requalify() / poke() / close()
+ *
+ * Event contract per logical call: `ledger.started` then exactly one
+ * `ledger.finished` (model.request.started / model.response.finished + usage
+ * ledger, [MB-9]); between them one `observer.attemptStarted/Finished` pair per
+ * real HTTP attempt, so N attempts ⇒ 2 + 2·N events. An overflow recovery
+ * [MB-8] is a second logical call with its own pair. Calls refused before a
+ * logical call exists (unknown model, unqualified, missing capability, already
+ * cancelled) emit nothing.
+ *
+ * What this file enforces: unknown ids fail `model_not_found`; Runs fail closed
+ * with `model_unavailable` until qualification succeeds (re-qualified on demand
+ * at most once per interval); `tools` phase needs the `tools` capability; the
+ * circuit is checked before a slot is taken; ≤ 2 streams with a bounded wait
+ * (`model_busy`); one transparent retry only when no provider frame arrived;
+ * the request body comes only from the catalog, the profile and the projection.
+ */
+import { createHash } from "node:crypto";
+import { type ErrorCode, errorInfo } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { MODEL_RETRIES_BEFORE_FRAME, OVERFLOW_RECOVERY_ATTEMPTS } from "../limits.ts";
+import { AnswerBuffer } from "./answer.ts";
+import { type AttemptResult, runAttempt } from "./attempt.ts";
+import type { CatalogEntry, ModelCatalog } from "./catalog.ts";
+import { CircuitBreaker } from "./circuit.ts";
+import type { PinnedAddress } from "./http_client.ts";
+import { pinAddress, qualify } from "./qualification.ts";
+import { StreamSemaphore } from "./semaphore.ts";
+import type {
+  ChatMessage,
+  ChatOutcome,
+  ChatRequest,
+  ModelBroker,
+  ModelStatus,
+  PublicModelProfile,
+  QualifiedProfile,
+  ResponseOutcome,
+  Usage,
+} from "./types.ts";
+import { chatBody } from "./wire.ts";
+
+export type * from "./types.ts";
+
+export interface BrokerOptions {
+  catalog: ModelCatalog;
+  log: Logger;
+  /** @default a fresh StreamSemaphore (2 streams) */
+  semaphore?: StreamSemaphore;
+  /** @default Date.now */
+  now?: () => number;
+  /** Start qualifying every entry at construction. @default true */
+  qualifyNow?: boolean;
+}
+
+interface EntryState {
+  status: ModelStatus;
+  addr: PinnedAddress | null;
+  lastQualify: number;
+  inflight: Promise<void> | null;
+}
+
+const MAX_ATTEMPTS = 1 + MODEL_RETRIES_BEFORE_FRAME;
+const NO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, complete: false });
+const REQUEST_DOMAIN = "agent-builder/model-request/v1\0";
+const enc = new TextEncoder();
+
+function failed(code: ErrorCode): ChatOutcome {
+  return { kind: "failed", code, retryable: errorInfo(code).retryable ?? false };
+}
+
+export function createBroker(opts: BrokerOptions): ModelBroker {
+  const { catalog, log } = opts;
+  const now = opts.now ?? Date.now;
+  const semaphore = opts.semaphore ?? new StreamSemaphore();
+  const circuitOpenMs = catalog.entries[0].timeouts.circuitOpenMs;
+  const circuit = new CircuitBreaker(circuitOpenMs, now);
+  const life = new AbortController();
+  const states = new Map<string, EntryState>(
+    catalog.entries.map((e) => [
+      e.id,
+      {
+        status: { available: false, reason: "not_qualified" },
+        addr: null,
+        lastQualify: 0,
+        inflight: null,
+      },
+    ]),
+  );
+
+  function requalifyEntry(entry: CatalogEntry): Promise<void> {
+    const st = states.get(entry.id)!;
+    if (st.inflight) return st.inflight;
+    st.lastQualify = now();
+    st.inflight = (async () => {
+      try {
+        st.addr ??= await pinAddress(entry.endpoint, life.signal);
+        if (st.addr === null) {
+          st.status = { available: false, reason: "unreachable" };
+          return;
+        }
+        const r = await qualify(entry, st.addr, life.signal);
+        st.status = r.ok
+          ? { available: true, profile: r.profile }
+          : { available: false, reason: r.reason };
+        log.info("model.qualified", {
+          model: entry.id,
+          available: r.ok,
+          reason: r.ok ? null : r.reason,
+          window: r.ok ? r.profile.window : null,
+        });
+      } catch (err) {
+        // Unexpected (e.g. a permission error): fail closed and say so in the log.
+        st.status = { available: false, reason: "unreachable" };
+        log.error("model.qualify_failed", {
+          model: entry.id,
+          error: err instanceof Error ? err.name : "unknown",
+        });
+      } finally {
+        st.inflight = null;
+      }
+    })();
+    return st.inflight;
+  }
+
+  async function ensureQualified(entry: CatalogEntry): Promise<ModelStatus> {
+    const st = states.get(entry.id)!;
+    if (!st.status.available) {
+      if (st.inflight) await st.inflight;
+      else if (now() - st.lastQualify >= entry.timeouts.requalifyIntervalMs) {
+        await requalifyEntry(entry);
+      }
+    }
+    return st.status;
+  }
+
+  function safeObserve(what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      // Diagnostics never change the call [EV-1]; the failure is logged, not swallowed.
+      log.warn("model.observer_failed", {
+        what,
+        error: err instanceof Error ? err.name : "unknown",
+      });
+    }
+  }
+
+  /** One logical call: ledger boundaries around the attempts. */
+  async function logicalCall(
+    entry: CatalogEntry,
+    profile: QualifiedProfile,
+    req: ChatRequest,
+    messages: ChatMessage[],
+    recovery: 0 | 1,
+  ): Promise<ChatOutcome | { kind: "overflow"; status: 400 | 413 }> {
+    const body = enc.encode(
+      JSON.stringify(chatBody(entry, profile, req.phase, messages, req.tools)),
+    );
+    const digest = "sha256:" +
+      createHash("sha256").update(REQUEST_DOMAIN).update(body).digest("hex");
+    try {
+      await req.ledger?.started({
+        modelId: entry.id,
+        phase: req.phase,
+        recovery,
+        tokenEstimate: body.length,
+        requestBytes: body.length,
+        digest,
+      });
+    } catch (err) {
+      log.error("model.ledger_started_failed", {
+        error: err instanceof Error ? err.name : "unknown",
+      });
+      return failed("journal_unavailable"); // no HTTP without a durable request boundary
+    }
+    const t0 = now();
+    const r = await attempts(entry, req, body);
+    const outcome: ResponseOutcome = r.result.kind === "overflow"
+      ? "context_overflow"
+      : r.result.kind === "cancelled"
+      ? "cancelled"
+      : r.result.kind === "failed"
+      ? "failed"
+      : r.result.reason === "max_output" || r.result.reason === "repetition_truncated"
+      ? r.result.reason
+      : "completed";
+    const usage = r.result.kind === "completed" ? r.result.usage : NO_USAGE;
+    try {
+      await req.ledger?.finished({
+        modelId: entry.id,
+        outcome,
+        errorCode: r.result.kind === "failed"
+          ? r.result.code
+          : r.result.kind === "overflow"
+          ? "model_context_limit"
+          : null,
+        usage,
+        elapsedMs: now() - t0,
+        attempts: r.attempts,
+      });
+    } catch (err) {
+      log.error("model.ledger_finished_failed", {
+        error: err instanceof Error ? err.name : "unknown",
+      });
+      return failed("journal_unavailable");
+    }
+    return r.result;
+  }
+
+  /** Circuit, semaphore, and up to MAX_ATTEMPTS real HTTP attempts. */
+  async function attempts(
+    entry: CatalogEntry,
+    req: ChatRequest,
+    body: Uint8Array,
+  ): Promise<{ result: ChatOutcome | { kind: "overflow"; status: 400 | 413 }; attempts: number }> {
+    const key = CircuitBreaker.key(entry.id, entry.profileDigest);
+    if (circuit.isOpen(key)) return { result: failed("model_temporarily_unhealthy"), attempts: 0 };
+    if (req.signal.aborted) return { result: { kind: "cancelled" }, attempts: 0 };
+    if (now() >= req.deadline) return { result: failed("model_turn_deadline"), attempts: 0 };
+    const wait = Math.min(entry.timeouts.queueWaitMs, req.deadline - now());
+    const slot = await semaphore.acquire(wait, req.signal);
+    if (slot.kind === "aborted") return { result: { kind: "cancelled" }, attempts: 0 };
+    if (slot.kind === "busy") {
+      const code = now() >= req.deadline ? "model_turn_deadline" : "model_busy";
+      return { result: failed(code), attempts: 0 };
+    }
+    try {
+      const st = states.get(entry.id)!;
+      const profile = st.status.available ? st.status.profile : null;
+      if (profile === null || st.addr === null) {
+        return { result: failed("model_unavailable"), attempts: 0 };
+      }
+      const answer = new AnswerBuffer({ guard: req.phase === "plain", onDelta: req.onDelta, now });
+      const callEnd = now() + entry.timeouts.callMs;
+      let n = 0;
+      for (;;) {
+        n++;
+        if (n > 1 && circuit.isOpen(key)) {
+          return { result: failed("model_temporarily_unhealthy"), attempts: n - 1 };
+        }
+        const base = { modelId: entry.id, attempt: n, maxAttempts: MAX_ATTEMPTS, phase: req.phase };
+        safeObserve("attempt_started", () => req.observer?.attemptStarted(base));
+        const t0 = now();
+        const ar: AttemptResult = await runAttempt({
+          addr: st.addr,
+          body,
+          phase: req.phase,
+          signal: req.signal,
+          answer,
+          firstFrameMs: entry.timeouts.firstFrameMs,
+          idleMs: entry.timeouts.idleMs,
+          callEnd,
+          deadline: req.deadline,
+          now,
+        });
+        const ttfbMs = ar.kind === "done" || ar.kind === "failed" || ar.kind === "cancelled"
+          ? ar.ttfbMs
+          : null;
+        safeObserve("attempt_finished", () =>
+          req.observer?.attemptFinished({
+            ...base,
+            outcome: ar.kind === "done"
+              ? ar.reason === "repetition_truncated" ? "repetition_closed" : "ok"
+              : ar.kind === "failed"
+              ? ar.outcome
+              : ar.kind === "cancelled"
+              ? "cancelled"
+              : "http_error",
+            elapsedMs: now() - t0,
+            ttfbMs,
+          }));
+        if (ttfbMs !== null) circuit.recordFirstFrame(key);
+        switch (ar.kind) {
+          case "done": {
+            const content = answer.finish();
+            return {
+              result: {
+                kind: "completed",
+                content,
+                toolCalls: ar.toolCalls,
+                usage: ar.usage,
+                reason: ar.reason,
+              },
+              attempts: n,
+            };
+          }
+          case "cancelled":
+            return { result: { kind: "cancelled" }, attempts: n };
+          case "overflow":
+            return { result: ar, attempts: n };
+          case "model_missing":
+            st.status = { available: false, reason: "model_missing" };
+            return { result: failed("model_unavailable"), attempts: n };
+          case "failed":
+            if (ar.countsForCircuit) circuit.recordZeroFrameFailure(key);
+            if (
+              ar.zeroFrame && ar.countsForCircuit && n < MAX_ATTEMPTS && now() < callEnd &&
+              now() < req.deadline
+            ) {
+              continue; // one transparent retry, only before any provider frame [MB-5]
+            }
+            if (ar.code === "model_unavailable") {
+              st.status = { available: false, reason: "unreachable" };
+            }
+            return { result: failed(ar.code), attempts: n };
+          default: {
+            const never: never = ar;
+            throw new Error(`unhandled attempt result ${JSON.stringify(never)}`);
+          }
+        }
+      }
+    } finally {
+      slot.release();
+    }
+  }
+
+  async function chat(req: ChatRequest): Promise<ChatOutcome> {
+    const entry = catalog.get(req.modelId);
+    if (!entry) return failed("model_not_found");
+    if (req.signal.aborted) return { kind: "cancelled" };
+    const status = await ensureQualified(entry);
+    if (!status.available) return failed("model_unavailable");
+    if (req.phase === "tools" && !status.profile.capabilities.tools) {
+      return failed("model_capability_missing");
+    }
+    const first = await logicalCall(entry, status.profile, req, req.messages, 0);
+    if (first.kind !== "overflow") return first;
+    if (!req.recover || OVERFLOW_RECOVERY_ATTEMPTS < 1) return failed("model_context_limit");
+    const smaller = await req.recover({ modelId: entry.id, status: first.status });
+    if (smaller === null) return failed("model_context_limit");
+    const second = await logicalCall(entry, status.profile, req, smaller, 1);
+    return second.kind === "overflow" ? failed("model_context_limit") : second; // never a second recovery
+  }
+
+  const broker: ModelBroker = {
+    chat,
+    status(modelId) {
+      const st = states.get(modelId ?? catalog.defaultId);
+      return st ? st.status : { available: false, reason: "not_qualified" };
+    },
+    async profile(modelId) {
+      const entry = catalog.get(modelId);
+      if (!entry) return { ok: false, code: "model_not_found" };
+      const s = await ensureQualified(entry);
+      return s.available
+        ? { ok: true, profile: s.profile }
+        : { ok: false, code: "model_unavailable" };
+    },
+    publicProfiles(): PublicModelProfile[] {
+      return catalog.entries.map((e) => {
+        const s = states.get(e.id)!.status;
+        return s.available
+          ? {
+            id: e.id,
+            default: e.id === catalog.defaultId,
+            available: true,
+            window: s.profile.window,
+            budget: s.profile.budget,
+            capabilities: Object.entries(s.profile.capabilities).filter(([, v]) => v).map(([k]) =>
+              k
+            ),
+          }
+          : {
+            id: e.id,
+            default: e.id === catalog.defaultId,
+            available: false,
+            reason: s.reason,
+            window: null,
+            budget: null,
+            capabilities: [],
+          };
+      });
+    },
+    async requalify() {
+      await Promise.all(catalog.entries.map((e) => requalifyEntry(e)));
+    },
+    poke() {
+      for (const e of catalog.entries) {
+        const st = states.get(e.id)!;
+        if (
+          !st.status.available && !st.inflight &&
+          now() - st.lastQualify >= e.timeouts.requalifyIntervalMs
+        ) {
+          void requalifyEntry(e); // never rejects: failures become a fixed reason
+        }
+      }
+    },
+    async close() {
+      life.abort();
+      await Promise.allSettled([...states.values()].map((s) => s.inflight));
+    },
+  };
+  if (opts.qualifyNow ?? true) broker.poke();
+  return broker;
+}
