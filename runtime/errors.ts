@@ -96,6 +96,8 @@ const TABLE = {
   worker_crashed: { status: 500, message: "The worker exited unexpectedly." },
   worker_resource_limit: { status: 500, message: "The worker exceeded a resource bound." },
   journal_unavailable: { status: 500, message: "The run journal is unavailable." },
+  journal_corrupt: { status: 500, message: "The run journal failed validation." },
+  run_event_limit: { status: 500, message: "The run exceeded its event bounds." },
   run_cancelled: { status: 409, message: "The run was cancelled." },
   run_interrupted: { status: 409, message: "The run was interrupted." },
 

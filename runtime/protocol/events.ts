@@ -1,0 +1,175 @@
+/**
+ * Canonical EventEnvelope and the payload schema of every event kind [EV-1].
+ *
+ * What this file enforces: an event is exactly `{v, run_id, agent_id,
+ * conversation_id, seq, kind, ts, payload}` with a strict payload schema per
+ * kind; model request/response and transport-attempt events are content-free
+ * (estimates, byte counts, digests, codes, timings); `assistant.block.delta`
+ * is the only ephemeral kind (live SSE only, never journaled); stream control
+ * events (`stream.gap`, `stream.snapshot`, `stream.error`) are produced by
+ * the SSE endpoint and are never part of a journal.
+ */
+import { z } from "zod";
+import { isErrorCode } from "../errors.ts";
+import { CallIdSchema, DigestSchema, IdSchema, ToolIdSchema } from "./worker_frames.ts";
+
+const Code = z.string().max(64).refine(isErrorCode);
+const Count = z.number().int().min(0).max(1_000_000_000);
+const Ms = z.number().int().min(0).max(86_400_000);
+const CallNo = z.number().int().min(1).max(8);
+const Phase = z.enum(["plain", "tools"]);
+
+export const PAYLOADS = {
+  "run.started": z.object({
+    turn_id: IdSchema,
+    model_id: z.string().max(64),
+    plan_id: IdSchema,
+    plan_digest: DigestSchema,
+    toolset_digest: DigestSchema,
+    tool_ids: z.array(ToolIdSchema).max(16),
+    section_count: Count,
+    history_count: Count,
+    window: Count,
+    budget: Count,
+    protocol_features: z.array(z.string().max(32)).max(8),
+  }).strict(),
+  "model.request.started": z.object({
+    call: CallNo,
+    model_id: z.string().max(64),
+    phase: Phase,
+    recovery: z.union([z.literal(0), z.literal(1)]),
+    token_estimate: Count,
+    request_bytes: Count,
+    digest: DigestSchema,
+    collapsed_bundles: Count,
+  }).strict(),
+  "model.response.finished": z.object({
+    call: CallNo,
+    outcome: z.enum([
+      "completed",
+      "max_output",
+      "repetition_truncated",
+      "context_overflow",
+      "failed",
+      "cancelled",
+    ]),
+    error_code: Code.nullable(),
+    input_tokens: Count,
+    output_tokens: Count,
+    usage_complete: z.boolean(),
+    elapsed_ms: Ms,
+    attempts: z.number().int().min(0).max(4),
+  }).strict(),
+  "model.transport.attempt.started": z.object({
+    call: CallNo,
+    attempt: z.number().int().min(1).max(4),
+    max_attempts: z.number().int().min(1).max(4),
+    phase: Phase,
+  }).strict(),
+  "model.transport.attempt.finished": z.object({
+    call: CallNo,
+    attempt: z.number().int().min(1).max(4),
+    max_attempts: z.number().int().min(1).max(4),
+    phase: Phase,
+    outcome: z.string().regex(/^[a-z_]{1,32}$/),
+    elapsed_ms: Ms,
+    ttfb_ms: Ms.nullable(),
+  }).strict(),
+  "assistant.block.started": z.object({ block: CallNo }).strict(),
+  "assistant.block.delta": z.object({ block: CallNo, text: z.string().max(16384) }).strict(),
+  "assistant.block.completed": z.object({
+    block: CallNo,
+    text: z.string().max(16384),
+    bytes: Count,
+    digest: DigestSchema,
+    reason: z.enum(["stop", "max_output", "repetition_truncated"]),
+  }).strict(),
+  "tool.call.requested": z.object({
+    call_id: CallIdSchema,
+    tool_id: ToolIdSchema,
+    args: z.record(z.string().max(32), z.union([z.string().max(16384), z.number(), z.boolean()])),
+    args_digest: DigestSchema,
+  }).strict(),
+  "tool.call.completed": z.object({
+    call_id: CallIdSchema,
+    tool_id: ToolIdSchema,
+    outcome: z.enum(["ok", "error"]),
+    code: Code.nullable(),
+    result: z.string().max(16384),
+    result_bytes: Count,
+    result_digest: DigestSchema,
+    projection: z.enum(["inline", "receipt", "error"]),
+    elapsed_ms: Ms,
+  }).strict(),
+  "permission.denied": z.object({
+    call_id: CallIdSchema,
+    tool_id: ToolIdSchema,
+    reason: z.enum(["policy_deny", "non_interactive_ask"]),
+  }).strict(),
+  "run.completed": z.object({
+    reason: z.enum(["stop", "max_output", "repetition_truncated"]),
+    model_calls: Count,
+    tool_calls: Count,
+    duration_ms: Ms,
+  }).strict(),
+  "run.failed": z.object({
+    code: Code,
+    stage: z.enum([
+      "admission",
+      "sandbox",
+      "context",
+      "model",
+      "tool",
+      "worker",
+      "journal",
+      "recovery",
+    ]),
+    retryable: z.boolean(),
+    duration_ms: Ms,
+  }).strict(),
+  "run.cancelled": z.object({
+    reason: z.enum(["user", "shutdown", "agent_upgrade", "agent_delete"]),
+    duration_ms: Ms,
+  }).strict(),
+} as const;
+
+export type EventKind = keyof typeof PAYLOADS;
+export type Payload<K extends EventKind> = z.infer<(typeof PAYLOADS)[K]>;
+export const EVENT_KINDS = Object.keys(PAYLOADS) as EventKind[];
+export const EPHEMERAL_KINDS: ReadonlySet<EventKind> = new Set(["assistant.block.delta"]);
+export const TERMINAL_KINDS: ReadonlySet<EventKind> = new Set([
+  "run.completed",
+  "run.failed",
+  "run.cancelled",
+]);
+
+export const EnvelopeSchema = z.object({
+  v: z.literal(1),
+  run_id: IdSchema,
+  agent_id: IdSchema,
+  conversation_id: IdSchema,
+  seq: z.number().int().min(1).max(1_000_000),
+  kind: z.enum(EVENT_KINDS as [EventKind, ...EventKind[]]),
+  ts: z.number().int().min(0),
+  payload: z.record(z.string(), z.unknown()),
+}).strict();
+
+export interface EventEnvelope<K extends EventKind = EventKind> {
+  v: 1;
+  run_id: string;
+  agent_id: string;
+  conversation_id: string;
+  seq: number;
+  kind: K;
+  ts: number;
+  payload: Payload<K>;
+}
+
+/** Validates an envelope and its kind's payload. */
+export function parseEnvelope(value: unknown): EventEnvelope | null {
+  const env = EnvelopeSchema.safeParse(value);
+  if (!env.success) return null;
+  const p = PAYLOADS[env.data.kind].safeParse(env.data.payload);
+  if (!p.success) return null;
+  return { ...env.data, payload: p.data } as EventEnvelope;
+}
