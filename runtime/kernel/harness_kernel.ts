@@ -118,6 +118,7 @@ async function loop(
     const narrowed = toolCalls >= snap.tool_calls_max;
     const modelRequest = ++requestId;
     await port.send({
+      v: 2,
       type: "model.call",
       request_id: modelRequest,
       iteration,
@@ -158,6 +159,7 @@ async function loop(
     toolCalls++;
     const toolRequest = ++requestId;
     await port.send({
+      v: 2,
       type: "tool.call",
       request_id: toolRequest,
       iteration,
@@ -176,6 +178,6 @@ async function loop(
 }
 
 async function finish(port: KernelPort, outcome: TurnFinish): Promise<KernelResult> {
-  await port.send({ type: "turn.finish", outcome });
+  await port.send({ v: 2, type: "turn.finish", outcome });
   return { kind: "finished", outcome };
 }

@@ -11,6 +11,7 @@
  */
 import { z } from "zod";
 import { isErrorCode } from "../errors.ts";
+import { IPC_PROTOCOL_VERSION } from "./ipc.ts";
 import {
   IPC_ROUNDS_MAX,
   RUN_DEADLINE_MS,
@@ -18,7 +19,9 @@ import {
   WORKER_TOOL_CALLS_MAX,
 } from "../limits.ts";
 
-export const WORK_PROTOCOL_VERSION = 2;
+/** Work frames share the IPC envelope version (`v`) of runtime/protocol/ipc.ts. */
+export const WORK_PROTOCOL_VERSION = IPC_PROTOCOL_VERSION;
+const V = z.literal(IPC_PROTOCOL_VERSION);
 
 const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Domain-separated SHA-256 digests are written `sha256:<64 hex>`. */
@@ -60,7 +63,7 @@ export type TurnRuntimeSnapshot = z.infer<typeof TurnRuntimeSnapshotSchema>;
 
 export const TurnStartFrameSchema = z.object({
   type: z.literal("turn.start"),
-  v: z.literal(WORK_PROTOCOL_VERSION),
+  v: V,
   snapshot: TurnRuntimeSnapshotSchema,
 }).strict();
 
@@ -87,6 +90,7 @@ export const ModelOutcomeSchema = z.discriminatedUnion("kind", [
 export type ModelOutcome = z.infer<typeof ModelOutcomeSchema>;
 
 export const ModelResultFrameSchema = z.object({
+  v: V,
   type: z.literal("model.result"),
   request_id: RequestIdSchema,
   iteration: IterationSchema,
@@ -94,6 +98,7 @@ export const ModelResultFrameSchema = z.object({
 }).strict();
 
 export const ToolResultFrameSchema = z.object({
+  v: V,
   type: z.literal("tool.result"),
   request_id: RequestIdSchema,
   call_id: CallIdSchema,
@@ -104,6 +109,7 @@ export const ToolResultFrameSchema = z.object({
 }).strict();
 
 export const CancelFrameSchema = z.object({
+  v: V,
   type: z.literal("cancel"),
   reason: z.enum(["user", "shutdown", "deadline"]),
 }).strict();
@@ -119,6 +125,7 @@ export type ControlToWorker = z.infer<typeof ControlToWorkerSchema>;
 // ── Worker → Control Plane ───────────────────────────────────────────────────
 
 export const ModelCallFrameSchema = z.object({
+  v: V,
   type: z.literal("model.call"),
   request_id: RequestIdSchema,
   iteration: IterationSchema,
@@ -132,6 +139,7 @@ export const ModelCallFrameSchema = z.object({
 }).strict();
 
 export const ToolCallFrameSchema = z.object({
+  v: V,
   type: z.literal("tool.call"),
   request_id: RequestIdSchema,
   iteration: IterationSchema,
@@ -140,6 +148,7 @@ export const ToolCallFrameSchema = z.object({
 }).strict();
 
 export const TurnFinishFrameSchema = z.object({
+  v: V,
   type: z.literal("turn.finish"),
   outcome: z.discriminatedUnion("kind", [
     z.object({

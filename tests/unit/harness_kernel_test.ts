@@ -52,12 +52,14 @@ function scriptedPort(replies: Reply[]): { port: KernelPort; sent: WorkerToContr
 }
 
 const answer: Reply = (s) => ({
+  v: 2,
   type: "model.result",
   request_id: (s as { request_id: number }).request_id,
   iteration: (s as { iteration: number }).iteration,
   outcome: { kind: "answer", reason: "stop", answer_digest: D("c") },
 });
 const toolCall = (n: number, tool = "file/read_text", args = D(String(n))): Reply => (s) => ({
+  v: 2,
   type: "model.result",
   request_id: (s as { request_id: number }).request_id,
   iteration: (s as { iteration: number }).iteration,
@@ -67,6 +69,7 @@ const toolCall = (n: number, tool = "file/read_text", args = D(String(n))): Repl
   },
 });
 const toolOk: Reply = (s) => ({
+  v: 2,
   type: "tool.result",
   request_id: (s as { request_id: number }).request_id,
   call_id: (s as { call_id: string }).call_id,
@@ -130,6 +133,7 @@ const cases: { name: string; replies: Reply[]; expect: unknown; modelCalls?: num
   {
     name: "parallel tool calls end the Turn with model_tool_loop",
     replies: [(s) => ({
+      v: 2,
       type: "model.result",
       request_id: (s as { request_id: number }).request_id,
       iteration: 1,
@@ -146,6 +150,7 @@ const cases: { name: string; replies: Reply[]; expect: unknown; modelCalls?: num
   {
     name: "the Broker's error code is reported unchanged",
     replies: [(s) => ({
+      v: 2,
       type: "model.result",
       request_id: (s as { request_id: number }).request_id,
       iteration: 1,
@@ -160,7 +165,7 @@ const cases: { name: string; replies: Reply[]; expect: unknown; modelCalls?: num
   },
   {
     name: "a cancel frame while waiting ends the Turn as cancelled",
-    replies: [() => ({ type: "cancel", reason: "user" })],
+    replies: [() => ({ v: 2, type: "cancel", reason: "user" })],
     expect: { kind: "cancelled" },
   },
 ];
@@ -170,7 +175,7 @@ for (const c of cases) {
     const { port, sent } = scriptedPort(c.replies);
     const result = await runHarnessKernel(port);
     assertEquals(result, { kind: "finished", outcome: c.expect });
-    assertEquals(sent.at(-1), { type: "turn.finish", outcome: c.expect });
+    assertEquals(sent.at(-1), { v: 2, type: "turn.finish", outcome: c.expect });
   });
 }
 
@@ -223,6 +228,7 @@ Deno.test("runHarnessKernel(): the 240 s deadline fails the Turn with model_turn
 
 Deno.test("parseWorkerFrame(): refuses a model.call carrying a prompt field", () => {
   const frame = {
+    v: 2,
     type: "model.call",
     request_id: 1,
     iteration: 1,
@@ -239,6 +245,7 @@ Deno.test("parseWorkerFrame(): refuses a model.call carrying a prompt field", ()
 
 Deno.test("parseWorkerFrame(): refuses out-of-range iterations and request ids", () => {
   const base = {
+    v: 2,
     type: "tool.call",
     request_id: 1,
     iteration: 1,
