@@ -36,12 +36,19 @@ export function screenshotDir(): string {
   return dir;
 }
 
+/**
+ * Chromium logs every non-2xx fetch as a console error. A 401 is the gateway's
+ * normal "not logged in" answer (the app then shows its login page), so it is
+ * not counted; every other HTTP error still is.
+ */
+const EXPECTED_401 = /^Failed to load resource: the server responded with a status of 401 /;
+
 /** Collects page errors and console errors so tests can assert none happened. */
 export function watchPageErrors(page: Page): string[] {
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
   page.on("console", (m) => {
-    if (m.type() === "error") errors.push(`console: ${m.text()}`);
+    if (m.type() === "error" && !EXPECTED_401.test(m.text())) errors.push(`console: ${m.text()}`);
   });
   return errors;
 }

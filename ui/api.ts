@@ -1,0 +1,148 @@
+/**
+ * The browser's one door to the API [GW-3, GW-6]: a small fetch wrapper that
+ * sends JSON, carries the session's CSRF token on every state-changing
+ * request, and turns the fixed error envelope into an `ApiError` with the
+ * fixed `code` (plus `retryAfter` for 429).
+ *
+ * SECURITY: requests are same-origin only (`credentials: "same-origin"`); the
+ * page's Referrer-Policy is no-referrer, which would make browsers send
+ * `Origin: null` on POSTs, so each request asks for `referrerPolicy:
+ * "same-origin"` — the server requires the exact Origin on state changes.
+ */
+
+export type ApiMethod = "GET" | "POST" | "PATCH" | "DELETE";
+
+/** A failed request: the server's fixed code, or `network_error` / `http_<status>`. */
+export class ApiError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly retryable: boolean;
+  /** Seconds from Retry-After (rate limiting), else null. */
+  readonly retryAfter: number | null;
+  readonly body: unknown;
+
+  constructor(code: string, status: number, body: unknown, retryAfter: number | null) {
+    super(code);
+    this.name = "ApiError";
+    this.code = code;
+    this.status = status;
+    this.body = body;
+    this.retryAfter = retryAfter;
+    const err = envelope(body);
+    this.retryable = err?.retryable === true;
+  }
+}
+
+interface Envelope {
+  code: string;
+  message: string;
+  retryable?: boolean;
+}
+
+function envelope(body: unknown): Envelope | null {
+  if (body === null || typeof body !== "object") return null;
+  const e = (body as { error?: unknown }).error;
+  if (e === null || typeof e !== "object") return null;
+  const { code, message, retryable } = e as Record<string, unknown>;
+  if (typeof code !== "string" || typeof message !== "string") return null;
+  return { code, message, retryable: retryable === true };
+}
+
+export interface ApiClientOptions {
+  /** @default globalThis.fetch */
+  fetch?: typeof fetch;
+  /** Called on every 401 (session gone: show the login page). */
+  onUnauthorized?: () => void;
+}
+
+export interface ApiClient {
+  /** Performs one request; resolves with the parsed JSON (null when empty). */
+  request(method: ApiMethod, path: string, body?: unknown): Promise<unknown>;
+  /** The CSRF token of the current session (null when logged out). */
+  csrf(): string | null;
+  setCsrf(token: string | null): void;
+  /** `GET /api/session`: the session's CSRF token, or null when not logged in. */
+  loadSession(): Promise<{ csrfToken: string; expiresAt: string } | null>;
+  /** `POST /api/login`: stores and returns the new CSRF token. */
+  login(token: string): Promise<string>;
+  /** `POST /api/logout`: ends the session (also when it already ended). */
+  logout(): Promise<void>;
+}
+
+export function createApiClient(opts: ApiClientOptions = {}): ApiClient {
+  const doFetch = opts.fetch ?? fetch.bind(globalThis);
+  let csrf: string | null = null;
+
+  async function request(method: ApiMethod, path: string, body?: unknown): Promise<unknown> {
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (method !== "GET" && csrf !== null) headers["x-csrf-token"] = csrf;
+    let res: Response;
+    try {
+      res = await doFetch(path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        credentials: "same-origin",
+        referrerPolicy: "same-origin",
+        cache: "no-store",
+      });
+    } catch {
+      throw new ApiError("network_error", 0, null, null);
+    }
+    const text = await res.text();
+    let parsed: unknown = null;
+    if (text.length > 0) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = null;
+      }
+    }
+    if (res.ok) return parsed;
+    const env = envelope(parsed);
+    const ra = Number(res.headers.get("retry-after"));
+    const retryAfter = Number.isFinite(ra) && ra > 0 ? ra : null;
+    if (res.status === 401) {
+      csrf = null;
+      opts.onUnauthorized?.();
+    }
+    throw new ApiError(env?.code ?? `http_${res.status}`, res.status, parsed, retryAfter);
+  }
+
+  return {
+    request,
+    csrf: () => csrf,
+    setCsrf(token) {
+      csrf = token;
+    },
+    async loadSession() {
+      try {
+        const r = await request("GET", "/api/session") as Record<string, unknown>;
+        if (typeof r?.csrf_token !== "string" || typeof r.expires_at !== "string") {
+          throw new ApiError("bad_response", 200, r, null);
+        }
+        csrf = r.csrf_token;
+        return { csrfToken: r.csrf_token, expiresAt: r.expires_at };
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 401) return null;
+        throw err;
+      }
+    },
+    async login(token) {
+      const r = await request("POST", "/api/login", { token }) as Record<string, unknown>;
+      if (typeof r?.csrf_token !== "string") throw new ApiError("bad_response", 200, r, null);
+      csrf = r.csrf_token;
+      return r.csrf_token;
+    },
+    async logout() {
+      try {
+        await request("POST", "/api/logout");
+      } catch (err) {
+        if (!(err instanceof ApiError && err.status === 401)) throw err;
+      } finally {
+        csrf = null;
+      }
+    },
+  };
+}
