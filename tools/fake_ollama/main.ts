@@ -1,0 +1,62 @@
+/**
+ * `deno task fake-ollama [--scenario NAME] [--port N] [--delay-ms N]
+ * [--context-length N] [--capabilities completion,tools]` — runs the scripted
+ * Ollama server on 127.0.0.1 until interrupted. NAME is one of the keys of
+ * SCENARIOS (default `markdown`, a friendly streamed Markdown answer); every
+ * /api/chat request gets that scenario. Point the product at it with
+ * `agent-builder serve --ollama http://127.0.0.1:N`.
+ */
+import { parseArgs, UsageError } from "../../runtime/cli/args.ts";
+import { DEFAULT_MODEL } from "../../runtime/limits.ts";
+import { SCENARIOS } from "./scenarios.ts";
+import { startFakeOllama } from "./server.ts";
+
+function intFlag(v: string | undefined, name: string, dflt: number): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) {
+    throw new UsageError(`--${name} must be a non-negative integer`);
+  }
+  return n;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const a = parseArgs(argv, {
+    flags: ["scenario", "port", "delay-ms", "context-length", "capabilities", "model"],
+  });
+  const name = a.flags.scenario ?? "markdown";
+  const build = SCENARIOS[name];
+  if (!build) {
+    throw new UsageError(`unknown scenario; one of: ${Object.keys(SCENARIOS).join(", ")}`);
+  }
+  const model = a.flags.model ?? DEFAULT_MODEL;
+  const server = await startFakeOllama({
+    port: intFlag(a.flags.port, "port", 11434),
+    defaultScript: build(intFlag(a.flags["delay-ms"], "delay-ms", 0)),
+    models: {
+      [model]: {
+        arch: "qwen35",
+        contextLength: intFlag(a.flags["context-length"], "context-length", 262144),
+        capabilities: (a.flags.capabilities ?? "completion,tools,thinking").split(","),
+      },
+    },
+  });
+  console.log(`fake ollama (${name}) listening on ${server.url}`);
+  const stop = () => void server.close();
+  Deno.addSignalListener("SIGINT", stop);
+  Deno.addSignalListener("SIGTERM", stop);
+  await server.finished;
+  return 0;
+}
+
+if (import.meta.main) {
+  try {
+    Deno.exit(await main(Deno.args));
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`fake-ollama: ${err.message}`);
+      Deno.exit(2);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * Named scripted responses for the fake Ollama server. Each returns a
+ * ScriptSource (a function of the recorded request, so frames carry the
+ * requested model name). `SCENARIOS` maps CLI names to builders.
+ */
+import {
+  contentFrame,
+  doneFrame,
+  type DoneOptions,
+  type FakeToolCall,
+  thinkingFrame,
+  toolCallFrame,
+} from "./frames.ts";
+import type { ChatScript, RecordedChat, ScriptSource, Step } from "./server.ts";
+
+export interface TextOptions extends DoneOptions {
+  /** Delay between frames. @default 0 */
+  frameDelayMs?: number;
+  /** Delay before the first frame. @default 0 */
+  firstFrameDelayMs?: number;
+}
+
+/** Splits text into word-ish chunks the way a tokenizer stream looks. */
+export function chunkText(text: string): string[] {
+  return text.match(/\s*\S+|\s+$/g) ?? [text];
+}
+
+function* textSteps(model: string, chunks: string[], o: TextOptions): Generator<Step> {
+  if (o.firstFrameDelayMs) yield { delayMs: o.firstFrameDelayMs };
+  for (const [i, c] of chunks.entries()) {
+    if (i > 0 && o.frameDelayMs) yield { delayMs: o.frameDelayMs };
+    yield { frame: contentFrame(model, c) };
+  }
+  yield { frame: doneFrame(model, o) };
+}
+
+/** A plain streamed answer. */
+export function text(answer: string, o: TextOptions = {}): ScriptSource {
+  return (c: RecordedChat) => ({ kind: "stream", steps: textSteps(c.model, chunkText(answer), o) });
+}
+
+export const MARKDOWN_ANSWER = [
+  "Hello! I'm the **scripted Ollama** server, so no real model is running.",
+  "",
+  "Here is what I can show you:",
+  "",
+  "- streamed answers, one word at a time",
+  "- `inline code` and fenced blocks:",
+  "",
+  "```ts",
+  'console.log("hello from agent-builder");',
+  "```",
+  "",
+  "Start `agent-builder serve --ollama http://127.0.0.1:11434` against a real Ollama for real answers.",
+].join("\n");
+
+/** The default: a friendly streamed Markdown answer (20 ms between frames). */
+export function markdown(frameDelayMs = 20): ScriptSource {
+  return text(MARKDOWN_ANSWER, { frameDelayMs });
+}
+
+/** Tool calls in a `done:false` frame, then the final frame. */
+export function toolCall(calls: FakeToolCall[] = [defaultCall()]): ScriptSource {
+  return (c) => ({
+    kind: "stream",
+    steps: [{ frame: toolCallFrame(c.model, calls) }, { frame: doneFrame(c.model) }],
+  });
+}
+
+/** Tool calls carried inside the final `done:true` frame. */
+export function toolCallInDone(calls: FakeToolCall[] = [defaultCall()]): ScriptSource {
+  return (c) => ({ kind: "stream", steps: [{ frame: doneFrame(c.model, { toolCalls: calls }) }] });
+}
+
+/** Several tool calls in one frame. */
+export function multiToolCalls(): ScriptSource {
+  return toolCall([
+    { id: "call_a1", name: "file/stat", arguments: { path: "README.md" } },
+    { id: "call_b2", name: "file/read_text", arguments: { path: "src/main.ts", offset: 0 } },
+  ]);
+}
+
+function defaultCall(): FakeToolCall {
+  return { id: "call_f00d", name: "file/stat", arguments: { path: "agent-builder.md" } };
+}
+
+/** Thinking frames, then a short answer. */
+export function thinking(): ScriptSource {
+  return (c) => ({
+    kind: "stream",
+    steps: [
+      { frame: thinkingFrame(c.model, "The user greets me. ") },
+      { frame: thinkingFrame(c.model, "I should answer briefly.") },
+      ...[...textSteps(c.model, ["Hi", " there!"], {})],
+    ],
+  });
+}
+
+/** Some content, then an in-band `{"error":…}` line. */
+export function inBandError(): ScriptSource {
+  return (c) => ({
+    kind: "stream",
+    steps: [
+      { frame: contentFrame(c.model, "Partial") },
+      { frame: { error: "an error was encountered while running the model: unexpected EOF" } },
+    ],
+  });
+}
+
+/** Content frames, then EOF without a `done` frame. */
+export function eofWithoutDone(): ScriptSource {
+  return (c) => ({
+    kind: "stream",
+    steps: [{ frame: contentFrame(c.model, "Cut") }, { frame: contentFrame(c.model, " off") }],
+  });
+}
+
+/** A 200 response with an empty body (EOF before any frame). */
+export function emptyStream(): ChatScript {
+  return { kind: "stream", steps: [] };
+}
+
+export function modelNotFound(): ScriptSource {
+  return (c) => ({
+    kind: "error",
+    status: 404,
+    body: JSON.stringify({ error: `model '${c.model}' not found` }),
+  });
+}
+
+export function capabilityError(cap = "tools"): ScriptSource {
+  return (c) => ({
+    kind: "error",
+    status: 400,
+    body: JSON.stringify({ error: `"${c.model}" does not support ${cap}` }),
+  });
+}
+
+export function contextOverflow(status: 400 | 413 = 400): ChatScript {
+  return {
+    kind: "error",
+    status,
+    body: JSON.stringify({ error: "the input length exceeds the context length" }),
+  };
+}
+
+export function serverError(status = 500): ChatScript {
+  return {
+    kind: "error",
+    status,
+    body: JSON.stringify({ error: "llama runner process has terminated" }),
+  };
+}
+
+/** The first frame only after `delayMs`. */
+export function slowFirstFrame(delayMs: number, answer = "Finally here."): ScriptSource {
+  return text(answer, { firstFrameDelayMs: delayMs });
+}
+
+/** A few frames, then a stall until the client leaves. */
+export function stall(): ScriptSource {
+  return (c) => ({
+    kind: "stream",
+    steps: [{ frame: contentFrame(c.model, "Thinking about") }, {
+      frame: contentFrame(c.model, " it"),
+    }, {
+      hang: true,
+    }],
+  });
+}
+
+export const REPEATED_SENTENCE = "I will keep saying the same thing again and again. ";
+
+/** Endless repetition (never sends `done`), `frameDelayMs` between frames. */
+export function repetition(frameDelayMs = 0, prefix = "Sure, here is the answer. "): ScriptSource {
+  return (c) => ({
+    kind: "stream",
+    steps: (function* () {
+      yield { frame: contentFrame(c.model, prefix) };
+      for (;;) {
+        for (const w of chunkText(REPEATED_SENTENCE)) {
+          if (frameDelayMs) yield { delayMs: frameDelayMs };
+          yield { frame: contentFrame(c.model, w) };
+        }
+      }
+    })(),
+  });
+}
+
+/** A valid answer of `bytes` visible bytes of non-repeating text, then done. */
+export function oversize(bytes = 20 * 1024): ScriptSource {
+  return (c) => ({
+    kind: "stream",
+    steps: (function* () {
+      let sent = 0;
+      let i = 0;
+      while (sent < bytes) {
+        const piece = `word${i++}é${(i * 7919) % 10007} `;
+        sent += new TextEncoder().encode(piece).length;
+        yield { frame: contentFrame(c.model, piece) };
+      }
+      yield { frame: doneFrame(c.model, { evalCount: i, doneReason: "length" }) };
+    })(),
+  });
+}
+
+/** Many tiny thinking frames (raw frame bound), then done. */
+export function manyFrames(frames: number): ScriptSource {
+  return (c) => ({
+    kind: "stream",
+    steps: (function* () {
+      for (let i = 0; i < frames; i++) yield { frame: thinkingFrame(c.model, ".") };
+      yield { frame: contentFrame(c.model, "ok") };
+      yield { frame: doneFrame(c.model) };
+    })(),
+  });
+}
+
+/** Raw bytes that are not JSON. */
+export function garbage(): ChatScript {
+  return { kind: "stream", steps: [{ raw: "this is not json\n" }] };
+}
+
+/** CLI names → builders (default arguments). */
+export const SCENARIOS: Readonly<Record<string, (delayMs: number) => ScriptSource>> = Object.freeze(
+  {
+    markdown: (d) => markdown(d || 20),
+    plain: () => text("Hello from the scripted Ollama."),
+    tool_call: () => toolCall(),
+    tool_call_in_done: () => toolCallInDone(),
+    multi_tool_calls: () => multiToolCalls(),
+    thinking: () => thinking(),
+    inband_error: () => inBandError(),
+    eof_without_done: () => eofWithoutDone(),
+    model_not_found: () => modelNotFound(),
+    capability_error: () => capabilityError(),
+    context_overflow: () => contextOverflow(),
+    slow_first_frame: (d) => slowFirstFrame(d || 5000),
+    stall: () => stall(),
+    repetition: (d) => repetition(d || 10),
+    oversize: () => oversize(),
+    server_error: () => serverError(),
+  },
+);
