@@ -1,0 +1,179 @@
+/**
+ * Taking a consistent picture of `data/` while the server may be writing
+ * [OP-1].
+ *
+ * - Databases are never copied as files: `VACUUM INTO` a private temp file
+ *   runs inside one read transaction, so the copy is exactly one committed
+ *   state even under concurrent WAL writers; the copy is then checked with
+ *   `PRAGMA integrity_check` before it may enter an archive.
+ * - Everything else is walked through directory descriptors (getdents64 +
+ *   openat2 without following links, sandbox/fs_anchor.ts): an Agent that
+ *   swaps a workspace file or directory for a symlink cannot make the backup
+ *   read outside data/. Links, fifos, sockets and devices are reported as
+ *   skipped, never archived. SQLite's -wal/-shm/-journal companions are left
+ *   out (the snapshot already contains their committed content).
+ */
+import { DatabaseSync } from "node:sqlite";
+import { AppError } from "../errors.ts";
+import { SQLITE_BUSY_TIMEOUT_MS } from "../limits.ts";
+import { checkManagedPath } from "../path_safety.ts";
+import { listDir } from "../../sandbox/dirents.ts";
+import { lstatIn, openBeneath } from "../../sandbox/fs_anchor.ts";
+import { closeFd, cstr, fstatx, O_DIRECTORY, O_NONBLOCK, O_RDONLY } from "../../sandbox/libc.ts";
+import { O_CLOEXEC, O_NOFOLLOW, syscall } from "../../sandbox/libc.ts";
+import { ArchiveError } from "./archive_error.ts";
+import { isDirectory, isRegular, type Statx } from "./fs.ts";
+import { checkArchivePath, type DatabaseKind, databaseKind, isDatabaseCompanion } from "./paths.ts";
+
+/** Reads one integer pragma from a connection. */
+function pragmaInt(db: DatabaseSync, name: string): number {
+  const row = db.prepare(`PRAGMA ${name}`).get() as Record<string, number>;
+  return Number(Object.values(row)[0]);
+}
+
+/**
+ * Runs integrity_check (and foreign_key_check) on a database file that no
+ * one else uses and returns its schema version. Throws on any finding.
+ * SECURITY: trusted_schema=OFF and query_only=ON — checking a file never runs
+ * its triggers or writes to it.
+ */
+export function checkDatabaseFile(path: string): { userVersion: number } {
+  const db = new DatabaseSync(path);
+  try {
+    db.exec("PRAGMA trusted_schema = OFF");
+    db.exec("PRAGMA query_only = ON");
+    db.exec("PRAGMA cell_size_check = ON");
+    const rows = db.prepare("PRAGMA integrity_check").all() as { integrity_check: string }[];
+    if (rows.length !== 1 || rows[0].integrity_check !== "ok") {
+      throw new ArchiveError("database_corrupt", "integrity_check");
+    }
+    if (db.prepare("PRAGMA foreign_key_check").all().length > 0) {
+      throw new ArchiveError("database_corrupt", "foreign_key_check");
+    }
+    return { userVersion: pragmaInt(db, "user_version") };
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Snapshots the live database `root/rel` into `outPath` (which must not
+ * exist, in a private directory) and verifies the copy.
+ */
+export function snapshotDatabase(root: string, rel: string, outPath: string): number {
+  checkManagedPath(root, rel, "file");
+  const db = new DatabaseSync(`${root}/${rel}`);
+  try {
+    db.exec(`PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+    db.exec("PRAGMA trusted_schema = OFF");
+    db.prepare("VACUUM INTO ?").run(outPath);
+  } finally {
+    db.close();
+  }
+  try {
+    return checkDatabaseFile(outPath).userVersion;
+  } catch (err) {
+    if (err instanceof ArchiveError) throw new AppError("database_unsafe", `snapshot of ${rel}`);
+    throw err;
+  }
+}
+
+export type WalkItem =
+  | { kind: "dir"; path: string; mtime: number }
+  | { kind: "file"; path: string; fd: number; size: number; mode: number; mtime: number }
+  | { kind: "database"; path: string; db: DatabaseKind }
+  | { kind: "skipped"; path: string | null };
+
+function openDir(dirfd: number, name: string, seen: Statx): number | null {
+  const o = openBeneath(dirfd, name, O_RDONLY | O_DIRECTORY);
+  if (o.fd < 0) return null;
+  const st = fstatx(o.fd);
+  if (!st.ok || !isDirectory(st.st) || st.st.ino !== seen.ino) {
+    closeFd(o.fd);
+    return null;
+  }
+  return o.fd;
+}
+
+/**
+ * Walks `root/data` depth-first in name order. The consumer must close every
+ * yielded file fd. Throws backup_too_large past `entriesMax` entries.
+ */
+export function* walkData(root: string, entriesMax: number): Generator<WalkItem> {
+  checkManagedPath(root, "data", "dir");
+  const r = syscall(
+    "openat",
+    -100,
+    cstr(`${root}/data`),
+    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+    0,
+  );
+  if (r.ret < 0n) throw new AppError("unsafe_path", `open data errno ${r.errno}`);
+  const fd = Number(r.ret);
+  const st = fstatx(fd);
+  // The archive also holds the data/ directory entry itself and the manifest.
+  const budget = { left: entriesMax - 2 };
+  try {
+    yield { kind: "dir", path: "data", mtime: st.ok ? Number(st.st.mtimeSec) : 0 };
+    yield* walkDir(fd, "data", budget);
+  } finally {
+    closeFd(fd);
+  }
+}
+
+function* walkDir(dirfd: number, rel: string, budget: { left: number }): Generator<WalkItem> {
+  const list = listDir(dirfd, Math.max(0, budget.left));
+  if (!list.ok) {
+    if (list.reason === "entries") throw new AppError("backup_too_large", "entries");
+    throw new AppError("unsafe_path", `list ${rel}`);
+  }
+  for (let i = 0; i < list.invalid; i++) yield { kind: "skipped", path: null };
+  const names = list.entries.map((e) => e.name).sort();
+  for (const name of names) {
+    const path = `${rel}/${name}`;
+    if (isDatabaseCompanion(path)) continue;
+    const s = lstatIn(dirfd, name);
+    if (!s.ok) continue; // removed since the listing: nothing to archive
+    try {
+      checkArchivePath(path);
+    } catch (err) {
+      if (!(err instanceof ArchiveError)) throw err;
+      yield { kind: "skipped", path };
+      continue;
+    }
+    if (--budget.left < 0) throw new AppError("backup_too_large", "entries");
+    if (isDirectory(s.st)) {
+      const fd = openDir(dirfd, name, s.st);
+      if (fd === null) {
+        yield { kind: "skipped", path };
+        continue;
+      }
+      try {
+        yield { kind: "dir", path, mtime: Number(s.st.mtimeSec) };
+        yield* walkDir(fd, path, budget);
+      } finally {
+        closeFd(fd);
+      }
+    } else if (isRegular(s.st) && databaseKind(path) !== null) {
+      yield { kind: "database", path, db: databaseKind(path)! };
+    } else if (isRegular(s.st)) {
+      const o = openBeneath(dirfd, name, O_RDONLY | O_NONBLOCK);
+      const f = o.fd >= 0 ? fstatx(o.fd) : null;
+      if (!f?.ok || !isRegular(f.st) || f.st.ino !== s.st.ino) {
+        if (o.fd >= 0) closeFd(o.fd);
+        yield { kind: "skipped", path };
+        continue;
+      }
+      yield {
+        kind: "file",
+        path,
+        fd: o.fd,
+        size: Number(f.st.size),
+        mode: f.st.mode & 0o100 ? 0o700 : 0o600,
+        mtime: Number(f.st.mtimeSec),
+      };
+    } else {
+      yield { kind: "skipped", path };
+    }
+  }
+}
