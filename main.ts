@@ -6,6 +6,7 @@ import { RELEASE } from "./runtime/limits.ts";
 import { UsageError } from "./runtime/cli/args.ts";
 import { serveCommand } from "./runtime/cli/serve.ts";
 import { doctorCommand } from "./runtime/cli/doctor.ts";
+import { readyLoopBody, workerCommand } from "./sandbox/worker_entry.ts";
 import { rotateTokenCommand } from "./runtime/cli/rotate_token.ts";
 
 const HELP = `agent-builder ${RELEASE} — local-first agent runtime
@@ -31,6 +32,8 @@ Every command takes --home DIR (default: the current directory).
 type Command = (argv: string[]) => number | Promise<number>;
 
 const COMMANDS: Record<string, Command> = {
+  // Internal re-exec mode [SB-1]: always confines itself before running a body.
+  worker: (argv) => workerCommand(argv, { body: readyLoopBody }),
   serve: serveCommand,
   doctor: doctorCommand,
   "rotate-token": rotateTokenCommand,

@@ -122,7 +122,10 @@ export const IPC_ROUNDS_MAX = 16;
 export const IPC_ATTESTATION_TIMEOUT_MS = 10 * 1000;
 export const IPC_REPLY_TIMEOUT_MS = 130 * 1000;
 export const WORKER_RLIMIT_CPU_S = 60;
-export const WORKER_RLIMIT_AS_BYTES = 8 * 1024 * MiB; // V8 reserves large virtual ranges
+// V8 reserves ~50 GiB of address space (pointer cages, sandbox) at start-up, so the
+// address-space cap only stops runaway mappings; RLIMIT_DATA bounds writable memory.
+export const WORKER_RLIMIT_AS_BYTES = 64 * 1024 * MiB;
+export const WORKER_RLIMIT_DATA_BYTES = 2 * 1024 * MiB;
 export const WORKER_RLIMIT_FSIZE_BYTES = 1 * MiB;
 export const WORKER_RLIMIT_NOFILE = 64;
 export const WORKER_RLIMIT_NPROC = 256; // threads count too; root ignores it [SB-7]

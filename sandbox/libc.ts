@@ -71,6 +71,8 @@ const NR_TABLE = {
   landlock_restrict_self: [446, 446],
   getdents64: [217, 61],
   execveat: [322, 281],
+  bind: [49, 200],
+  readlinkat: [267, 78],
 } as const;
 
 export type SyscallName = keyof typeof NR_TABLE;
@@ -130,6 +132,11 @@ export interface SyscallResult {
 export function syscall(name: SyscallName, ...args: Word[]): SyscallResult {
   const nr = syscallNumber(name);
   if (nr < 0) return { ret: -1n, errno: ENOSYS };
+  return syscallByNumber(nr, ...args);
+}
+
+/** Invokes a syscall by raw number (escape probes use this for x32 numbers). */
+export function syscallByNumber(nr: number, ...args: Word[]): SyscallResult {
   if (args.length > 6) throw new Error("syscall takes at most six arguments");
   const w = [0n, 0n, 0n, 0n, 0n, 0n];
   for (let i = 0; i < args.length; i++) w[i] = toWord(args[i]);

@@ -1,0 +1,339 @@
+/**
+ * Worker supervisor: spawns one confined Worker per Run, refuses it unless
+ * its sandbox is verified, and owns the process until it is reaped and its
+ * Run root removed [SB-1, SB-4, SB-6].
+ *
+ * ── Interface (for the Run service) ───────────────────────────────────────
+ *   const w = await spawnConfinedWorker({ runRoot, deadlineMs, log, parseFrame });
+ *     // resolves only after the attestation frame AND /proc agree (every
+ *     // thread: NoNewPrivs 1, Seccomp 2, one filter, no capabilities, own
+ *     // session/pgrp, PPid = us). Rejects with AppError:
+ *     //   sandbox_unavailable        a confinement step failed / no attestation
+ *     //   sandbox_attestation_failed the frame or /proc disagree (impostor)
+ *     // and in both cases the child is already killed and reaped.
+ *   w.pid, w.startTime, w.attestation          verified facts
+ *   await w.send(frame)        one bounded NDJSON line; ≤ IPC_ROUNDS_MAX sends
+ *   await w.receive(timeoutMs?) next frame validated by `parseFrame`, null at
+ *                              EOF; a violation kills the Worker and rejects
+ *                              with worker_protocol_error
+ *   await w.cancel(graceMs?)   closes stdin, kills after the grace
+ *   await w.kill(reason)       SIGKILL through a pidfd (no pid-reuse race)
+ *   const exit = await w.exited  { code, signal, reason, errorCode } after reap,
+ *                                process-group check and Run-root removal
+ * Frames on the wire are `{ v: IPC_PROTOCOL_VERSION, type, ... }`; the caller
+ * supplies the zod-backed parser for work frames (worker_frames.ts).
+ *
+ * What this file enforces: the Worker starts with an empty environment plus
+ * fixed variables, only fds 0–2, cwd = Run root; no work frame can be sent
+ * before verification; a deadline kills; the Run tree is watched at most once
+ * per RUN_TREE_CHECK_INTERVAL_MS against RUN_TREE_* bounds and overruns kill;
+ * kills go to the verified process identity (pidfd opened after the start
+ * time matched); the Run root is removed once the process group is gone.
+ */
+import type { ErrorCode } from "../errors.ts";
+import { AppError } from "../errors.ts";
+import {
+  IPC_ATTESTATION_TIMEOUT_MS,
+  IPC_REPLY_TIMEOUT_MS,
+  IPC_ROUNDS_MAX,
+  RUN_TREE_CHECK_INTERVAL_MS,
+} from "../limits.ts";
+import type { Logger } from "../log.ts";
+import {
+  type AttestationFrame,
+  AttestationFrameSchema,
+  NdjsonReader,
+  NdjsonWriter,
+  protocolError,
+  type SandboxFailureFrame,
+  SandboxFailureFrameSchema,
+} from "../protocol/ipc.ts";
+import {
+  attestationProblems,
+  processStartTime,
+  readProcSnapshot,
+  selfHoldsCapabilities,
+} from "../../sandbox/attestation.ts";
+import { denoRunFlags, mainStage2Entry } from "../../sandbox/worker_entry.ts";
+import { closeFd, syscall } from "../../sandbox/libc.ts";
+import { measureRunTree, runTreeOverLimit } from "./run_tree.ts";
+
+/** Why a Worker ended. */
+export type WorkerExitReason =
+  | "exited"
+  | "deadline"
+  | "tree_limit"
+  | "protocol"
+  | "cancelled"
+  | "killed";
+
+export interface WorkerExit {
+  code: number | null;
+  signal: string | null;
+  reason: WorkerExitReason;
+  /** The fixed code a Run should fail with, or null for a clean exit 0. */
+  errorCode: ErrorCode | null;
+}
+
+export type FrameParser<T> = (value: unknown) => { ok: true; frame: T } | { ok: false };
+
+/** How the Worker is started; tests point it at a probe entry that uses the same confinement. */
+export interface WorkerCommandSpec {
+  executable: string;
+  args: string[];
+}
+
+export interface SpawnWorkerOptions<T> {
+  /** Existing Run root (absolute); read-only for the Worker, removed at terminal. */
+  runRoot: string;
+  /** Wall-clock bound from spawn to kill. */
+  deadlineMs: number;
+  log: Logger;
+  /** Validates inbound work frames. */
+  parseFrame: FrameParser<T>;
+  /** Remove the Run root after the Worker is gone. @default true */
+  removeRunRoot?: boolean;
+  /** Worker stderr: discarded in production. @default "null" */
+  stderr?: "null" | "inherit";
+  /** @default the production `worker` command of this executable */
+  command?: (runRoot: string, parentPid: number, denoDir: string | null) => WorkerCommandSpec;
+  /** @default IPC_ATTESTATION_TIMEOUT_MS */
+  attestationTimeoutMs?: number;
+}
+
+export interface WorkerHandle<T> {
+  readonly pid: number;
+  readonly startTime: bigint;
+  readonly attestation: AttestationFrame;
+  send(frame: object): Promise<void>;
+  receive(timeoutMs?: number): Promise<T | null>;
+  cancel(graceMs?: number): Promise<WorkerExit>;
+  kill(reason: WorkerExitReason): Promise<WorkerExit>;
+  readonly exited: Promise<WorkerExit>;
+}
+
+/** Where the pinned Deno keeps its module cache (passed explicitly to the Worker). */
+export function resolveDenoDir(): string | null {
+  if (Deno.build.standalone) return null;
+  const env = Deno.env.get("DENO_DIR");
+  if (env?.startsWith("/")) return env;
+  const xdg = Deno.env.get("XDG_CACHE_HOME");
+  if (xdg?.startsWith("/")) return `${xdg}/deno`;
+  const home = Deno.env.get("HOME");
+  return home?.startsWith("/") ? `${home}/.cache/deno` : null;
+}
+
+/** The production command line: this executable in `worker` mode (stage 1). */
+export function productionWorkerCommand(
+  runRoot: string,
+  parentPid: number,
+  denoDir: string | null,
+): WorkerCommandSpec {
+  const tail = ["--run-root", runRoot, "--parent", String(parentPid)];
+  if (Deno.build.standalone) return { executable: Deno.execPath(), args: ["worker", ...tail] };
+  const entry = mainStage2Entry();
+  const dd = denoDir === null ? [] : ["--deno-dir", denoDir];
+  return {
+    executable: Deno.execPath(),
+    args: [...denoRunFlags(), entry.module.pathname, ...entry.argsPrefix, ...tail, ...dd],
+  };
+}
+
+function exitCodeFor(reason: WorkerExitReason, code: number | null): ErrorCode | null {
+  switch (reason) {
+    case "deadline":
+      return "model_turn_deadline";
+    case "tree_limit":
+      return "worker_resource_limit";
+    case "protocol":
+      return "worker_protocol_error";
+    case "cancelled":
+      return "run_cancelled";
+    case "killed":
+      return "worker_crashed";
+    case "exited":
+      return code === 0 ? null : "worker_crashed";
+    default: {
+      const never: never = reason;
+      return never;
+    }
+  }
+}
+
+const SIGKILL = 9;
+
+function killChild(child: Deno.ChildProcess): void {
+  try {
+    child.kill("SIGKILL");
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err; // TypeError: already exited
+  }
+}
+
+/** Writes/cancels on a pipe whose other end is gone fail; nothing else is ignored. */
+function ignoreClosedPipe(err: unknown): void {
+  if (err instanceof Deno.errors.BrokenPipe || err instanceof TypeError) return;
+  throw err;
+}
+type FirstFrame =
+  | { kind: "attest"; frame: AttestationFrame }
+  | { kind: "fail"; frame: SandboxFailureFrame };
+const FIRST_FRAME: FrameParser<FirstFrame> = (v) => {
+  const a = AttestationFrameSchema.safeParse(v);
+  if (a.success) return { ok: true, frame: { kind: "attest", frame: a.data } };
+  const f = SandboxFailureFrameSchema.safeParse(v);
+  if (f.success) return { ok: true, frame: { kind: "fail", frame: f.data } };
+  return { ok: false };
+};
+
+/** Spawns a Worker and returns it only once its confinement is verified. */
+export async function spawnConfinedWorker<T>(
+  opts: SpawnWorkerOptions<T>,
+): Promise<WorkerHandle<T>> {
+  if (!opts.runRoot.startsWith("/")) throw new AppError("sandbox_unavailable", "relative run root");
+  const denoDir = resolveDenoDir();
+  const spec = (opts.command ?? productionWorkerCommand)(opts.runRoot, Deno.pid, denoDir);
+  const env: Record<string, string> = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
+  if (denoDir !== null) env.DENO_DIR = denoDir;
+  const child = new Deno.Command(spec.executable, {
+    args: spec.args,
+    clearEnv: true,
+    env,
+    cwd: opts.runRoot,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: opts.stderr ?? "null",
+  }).spawn();
+  const pid = child.pid;
+  const reader = new NdjsonReader(child.stdout);
+  const writer = new NdjsonWriter(child.stdin);
+  const status = child.status;
+  let pidfd = -1;
+  let reason: WorkerExitReason | null = null;
+
+  let reaped = false;
+  // SECURITY: the signal goes through a pidfd opened after the identity
+  // (pid + start time) was verified, so a recycled pid can never be hit.
+  const hardKill = (why: WorkerExitReason) => {
+    if (reaped) return;
+    reason ??= why;
+    if (pidfd >= 0) syscall("pidfd_send_signal", pidfd, SIGKILL, null, 0);
+    else killChild(child);
+  };
+  const refuse = async (code: ErrorCode, detail: string): Promise<never> => {
+    killChild(child);
+    await status;
+    await writer.close().catch(ignoreClosedPipe);
+    opts.log.warn("worker_refused", { code, pid, detail });
+    throw new AppError(code, detail);
+  };
+
+  type First = FirstFrame | { kind: "error"; detail: string };
+  const first: First = await reader.next(
+    opts.attestationTimeoutMs ?? IPC_ATTESTATION_TIMEOUT_MS,
+    FIRST_FRAME,
+  ).then(
+    (f): First => f ?? { kind: "error", detail: "worker exited before attestation" },
+    (err: unknown): First => {
+      if (!(err instanceof AppError)) throw err;
+      return { kind: "error", detail: `no attestation: ${err.detail}` };
+    },
+  );
+  if (first.kind === "error") return refuse("sandbox_unavailable", first.detail);
+  if (first.kind === "fail") {
+    return refuse("sandbox_unavailable", `step ${first.frame.step} errno ${first.frame.errno}`);
+  }
+  const snap = readProcSnapshot(pid);
+  if (snap === null) return refuse("sandbox_attestation_failed", "process vanished");
+  const problems = attestationProblems(first.frame, snap, {
+    pid,
+    supervisorPid: Deno.pid,
+    seccompFilters: 1,
+    requireEmptyBounding: selfHoldsCapabilities(),
+  });
+  if (problems.length > 0) return refuse("sandbox_attestation_failed", problems.join("; "));
+  const startTime = processStartTime(pid);
+  const pfd = syscall("pidfd_open", pid, 0);
+  // The pidfd is bound to the process; re-reading the start time after opening
+  // it proves it names the verified process, not a recycled pid.
+  if (pfd.ret < 0n || startTime === null || processStartTime(pid) !== startTime) {
+    if (pfd.ret >= 0n) closeFd(Number(pfd.ret));
+    return refuse("sandbox_attestation_failed", "identity could not be pinned");
+  }
+  pidfd = Number(pfd.ret);
+  opts.log.info("worker_attested", { pid, threads: snap.tasks.size });
+
+  const deadline = setTimeout(() => hardKill("deadline"), opts.deadlineMs);
+  let scanning = false;
+  const watch = setInterval(() => {
+    if (scanning) return;
+    scanning = true;
+    measureRunTree(opts.runRoot).then((usage) => {
+      if (runTreeOverLimit(usage)) hardKill("tree_limit");
+    }, (err: unknown) => {
+      // Fail closed: a Run tree that cannot be measured ends the Worker.
+      opts.log.error("run_tree_watch_failed", { pid, error: String(err).slice(0, 120) });
+      hardKill("tree_limit");
+    }).finally(() => scanning = false);
+  }, RUN_TREE_CHECK_INTERVAL_MS);
+
+  const exited: Promise<WorkerExit> = (async () => {
+    const st = await status;
+    reaped = true;
+    clearTimeout(deadline);
+    clearInterval(watch);
+    closeFd(pidfd);
+    pidfd = -1;
+    // The process group is gone with its leader: stage 1 never forks and stage
+    // 2's seccomp filter denies every process-creating call, so the group
+    // (pgrp == pid, verified at attestation) never had another member.
+    await reader.cancel().catch(ignoreClosedPipe);
+    if (opts.removeRunRoot ?? true) await Deno.remove(opts.runRoot, { recursive: true });
+    const r = reason ?? "exited";
+    const exit: WorkerExit = {
+      code: st.signal === null ? st.code : null,
+      signal: st.signal,
+      reason: r,
+      errorCode: exitCodeFor(r, st.signal === null ? st.code : null),
+    };
+    opts.log.info("worker_exited", { pid, reason: r, code: exit.code, signal: exit.signal });
+    return exit;
+  })();
+
+  let sends = 0;
+  return {
+    pid,
+    startTime,
+    attestation: first.frame,
+    exited,
+    async send(frame) {
+      if (++sends > IPC_ROUNDS_MAX) {
+        hardKill("protocol");
+        throw protocolError("rounds exceeded");
+      }
+      await writer.send(frame);
+    },
+    async receive(timeoutMs = IPC_REPLY_TIMEOUT_MS) {
+      try {
+        return await reader.next(timeoutMs, opts.parseFrame);
+      } catch (err) {
+        if (err instanceof AppError) hardKill("protocol");
+        throw err;
+      }
+    },
+    async cancel(graceMs = 1000) {
+      reason ??= "cancelled";
+      await writer.close().catch(ignoreClosedPipe);
+      const t = setTimeout(() => hardKill("cancelled"), graceMs);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(t);
+      }
+    },
+    kill(why) {
+      hardKill(why);
+      return exited;
+    },
+  };
+}

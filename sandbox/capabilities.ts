@@ -1,0 +1,104 @@
+/**
+ * Capability drop for the Worker (and the runner) [SB-7]: a process started by
+ * a root-owned server must hold no capabilities before the stage-2 execve.
+ *
+ * What this file enforces, in order: lock the securebits (NOROOT,
+ * NO_SETUID_FIXUP, KEEP_CAPS off and locked, NO_CAP_AMBIENT_RAISE) so uid 0
+ * regains nothing on execve; drop every capability from the bounding set;
+ * clear the ambient set; clear effective/permitted/inheritable with capset;
+ * then verify all of it (capget and PR_CAPBSET_READ). Any failure is a failure.
+ * The securebits need CAP_SETPCAP, so they are set first. A process that holds
+ * no capabilities at all (an unprivileged server) cannot change its bounding
+ * set (that needs CAP_SETPCAP) and needs not: with no_new_privs an execve can
+ * gain nothing, so only the empty eff/perm/inh/ambient sets are required.
+ */
+import { EINVAL, syscall } from "./libc.ts";
+
+const PR_CAPBSET_READ = 23;
+const PR_CAPBSET_DROP = 24;
+const PR_GET_SECUREBITS = 27;
+const PR_SET_SECUREBITS = 28;
+const PR_CAP_AMBIENT = 47;
+const PR_CAP_AMBIENT_CLEAR_ALL = 4;
+const LINUX_CAPABILITY_VERSION_3 = 0x20080522;
+const CAP_SETPCAP = 8;
+const CAP_PROBE_MAX = 63;
+
+/** NOROOT|NOROOT_LOCKED|NO_SETUID_FIXUP|…_LOCKED|KEEP_CAPS_LOCKED|NO_CAP_AMBIENT_RAISE|…_LOCKED. */
+export const SECUREBITS_LOCKED = 0b1110_1111;
+
+export type CapResult = { ok: true } | { ok: false; step: string; errno: number };
+
+interface CapSets {
+  effective: bigint;
+  permitted: bigint;
+  inheritable: bigint;
+}
+
+/** Reads the calling thread's capability sets. */
+export function readCapSets(): CapSets | null {
+  const hdr = capHeader();
+  const data = new Uint8Array(24); // two struct __user_cap_data_struct {eff, perm, inh}
+  const r = syscall("capget", hdr, data);
+  if (r.ret !== 0n) return null;
+  const v = new DataView(data.buffer);
+  const word = (off: number) =>
+    BigInt(v.getUint32(off, true)) | (BigInt(v.getUint32(off + 12, true)) << 32n);
+  return { effective: word(0), permitted: word(4), inheritable: word(8) };
+}
+
+/** The bounding set as a bitmask (caps the kernel does not know read as 0). */
+export function readBoundingSet(): bigint {
+  let mask = 0n;
+  for (let cap = 0; cap <= CAP_PROBE_MAX; cap++) {
+    const r = syscall("prctl", PR_CAPBSET_READ, cap, 0, 0, 0);
+    if (r.ret === 1n) mask |= 1n << BigInt(cap);
+  }
+  return mask;
+}
+
+/** Drops every capability of the calling process and locks the securebits. */
+export function dropAllCapabilities(): CapResult {
+  const before = readCapSets();
+  if (before === null) return { ok: false, step: "capget", errno: 0 };
+  const privileged = (before.effective | before.permitted) !== 0n;
+  const hasSetpcap = (before.effective & (1n << BigInt(CAP_SETPCAP))) !== 0n;
+  // A privileged process that cannot empty its bounding set is refused outright.
+  if (privileged && !hasSetpcap) return { ok: false, step: "no_setpcap", errno: 0 };
+  if (privileged) {
+    const sb = syscall("prctl", PR_SET_SECUREBITS, SECUREBITS_LOCKED, 0, 0, 0);
+    if (sb.ret !== 0n) return { ok: false, step: "securebits", errno: sb.errno };
+    for (let cap = 0; cap <= CAP_PROBE_MAX; cap++) {
+      const d = syscall("prctl", PR_CAPBSET_DROP, cap, 0, 0, 0);
+      if (d.ret !== 0n && d.errno === EINVAL) break; // past CAP_LAST_CAP
+      if (d.ret !== 0n) return { ok: false, step: "capbset_drop", errno: d.errno };
+    }
+  }
+  const amb = syscall("prctl", PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  if (amb.ret !== 0n && amb.errno !== EINVAL) {
+    return { ok: false, step: "ambient_clear", errno: amb.errno };
+  }
+  const set = syscall("capset", capHeader(), new Uint8Array(24));
+  if (set.ret !== 0n) return { ok: false, step: "capset", errno: set.errno };
+
+  const after = readCapSets();
+  if (after === null || after.effective | after.permitted | after.inheritable) {
+    return { ok: false, step: "caps_not_cleared", errno: 0 };
+  }
+  if (privileged && readBoundingSet() !== 0n) {
+    return { ok: false, step: "capbset_not_empty", errno: 0 };
+  }
+  if (privileged) {
+    const bits = syscall("prctl", PR_GET_SECUREBITS, 0, 0, 0, 0);
+    if (bits.ret < 0n || (Number(bits.ret) & SECUREBITS_LOCKED) !== SECUREBITS_LOCKED) {
+      return { ok: false, step: "securebits_not_locked", errno: bits.errno };
+    }
+  }
+  return { ok: true };
+}
+
+function capHeader(): Uint8Array {
+  const hdr = new Uint8Array(8); // struct __user_cap_header_struct { u32 version; int pid; }
+  new DataView(hdr.buffer).setUint32(0, LINUX_CAPABILITY_VERSION_3, true);
+  return hdr;
+}

@@ -1,0 +1,191 @@
+/**
+ * The production confinement sequence of a Worker [SB-1, SB-2, SB-7], as
+ * pure planning followed by apply steps. `worker_entry.ts` calls exactly
+ * these functions; the escape-probe tests reach them through the same entry.
+ *
+ * Stage 1 (fresh process, nothing untrusted read yet), in order:
+ *   setsid → close-on-exec every fd above stderr → umask 077 → rlimits →
+ *   parent-death SIGKILL (and re-check the parent) → drop every capability,
+ *   lock securebits → no_new_privs → Landlock on THIS (main) thread →
+ *   execve itself into stage 2 with a minimal explicit environment.
+ * The execve is what extends the Landlock domain to every thread: the new
+ * image starts single-threaded inside the domain and all its later threads
+ * inherit it [SB-2].
+ * Stage 2 (new image, still nothing untrusted read), in order:
+ *   non-dumpable → warm up Deno's signal machinery (it would otherwise create
+ *   a socketpair lazily and panic under seccomp) → seccomp with TSYNC →
+ *   verify mode 2 and no_new_privs.
+ *
+ * What this file enforces: the order, and that any failing step stops the
+ * sequence with a named step — the caller then exits; there is no path that
+ * continues unconfined. Steps are injectable (`ConfineSteps`) so tests can
+ * prove a failing step means no Run; the production binary has no switch.
+ */
+import { type LandlockPlan, planLandlock } from "./landlock.ts";
+import { applyLandlockOnCurrentThread } from "./landlock.ts";
+import { landlockAbi } from "./probe.ts";
+import { applyRlimits, type RlimitSetting, workerRlimitPlan } from "./rlimits.ts";
+import { dropAllCapabilities } from "./capabilities.ts";
+import { buildWorkerFilter, type WorkerFilterOptions } from "./seccomp_bpf.ts";
+import { installSeccompAllThreads } from "./seccomp.ts";
+import { addressOf, cstr, hostArch, syscall } from "./libc.ts";
+
+export type StepResult = { ok: true } | { ok: false; step: string; errno: number };
+
+const PR_SET_PDEATHSIG = 1;
+const PR_SET_DUMPABLE = 4;
+const PR_GET_SECCOMP = 21;
+const PR_SET_NO_NEW_PRIVS = 38;
+const PR_GET_NO_NEW_PRIVS = 39;
+const SIGKILL = 9;
+const CLOSE_RANGE_CLOEXEC = 1 << 2;
+
+/** The mechanisms the sequence applies; production uses `PRODUCTION_STEPS`. */
+export interface ConfineSteps {
+  newSession(): StepResult;
+  closeInheritedFds(): StepResult;
+  umask(): StepResult;
+  rlimits(plan: readonly RlimitSetting[]): StepResult;
+  parentDeathSignal(expectedParent: number): StepResult;
+  dropCapabilities(): StepResult;
+  noNewPrivs(): StepResult;
+  landlockAbi(): number;
+  applyLandlock(plan: LandlockPlan): StepResult;
+  execve(path: string, argv: readonly string[], env: Readonly<Record<string, string>>): StepResult;
+  nonDumpable(): StepResult;
+  warmUpSignals(): StepResult;
+  buildFilter(opts: WorkerFilterOptions): Uint8Array;
+  installSeccomp(program: Uint8Array): StepResult;
+  verifySelf(): StepResult;
+}
+
+const fail = (step: string, errno: number): StepResult => ({ ok: false, step, errno });
+const check = (step: string, r: { ret: bigint; errno: number }, want = 0n): StepResult =>
+  r.ret === want ? { ok: true } : fail(step, r.errno);
+
+export const PRODUCTION_STEPS: ConfineSteps = {
+  newSession: () => {
+    const r = syscall("setsid");
+    return r.ret > 0n ? { ok: true } : fail("setsid", r.errno);
+  },
+  // Marking instead of closing: Deno's own runtime fds stay usable until the
+  // execve, which then closes every one of them. Only 0–2 reach stage 2.
+  closeInheritedFds: () =>
+    check("close_fds", syscall("close_range", 3, 0xffffffff, CLOSE_RANGE_CLOEXEC)),
+  umask: () => {
+    syscall("umask", 0o077);
+    return { ok: true };
+  },
+  rlimits: (plan) => applyRlimits(plan),
+  parentDeathSignal: (expectedParent) => {
+    const r = syscall("prctl", PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (r.ret !== 0n) return fail("pdeathsig", r.errno);
+    // The parent may have died before the prctl: then nobody would kill us.
+    const pp = syscall("getppid");
+    return Number(pp.ret) === expectedParent ? { ok: true } : fail("parent_gone", 0);
+  },
+  dropCapabilities: () => dropAllCapabilities(),
+  noNewPrivs: () => check("no_new_privs", syscall("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)),
+  landlockAbi: () => landlockAbi().abi ?? 0,
+  applyLandlock: (plan) => applyLandlockOnCurrentThread(plan),
+  execve: (path, argv, env) => {
+    const keep: Uint8Array[] = [];
+    const vec = (items: readonly string[]) => {
+      const arr = new BigUint64Array(items.length + 1);
+      items.forEach((s, i) => {
+        const c = cstr(s);
+        keep.push(c);
+        arr[i] = addressOf(c);
+      });
+      const bytes = new Uint8Array(arr.buffer);
+      keep.push(bytes);
+      return bytes;
+    };
+    const envItems = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+    const r = syscall("execve", cstr(path), vec(argv), vec(envItems));
+    void keep.length;
+    return fail("execve", r.errno); // execve returns only on failure
+  },
+  nonDumpable: () => check("non_dumpable", syscall("prctl", PR_SET_DUMPABLE, 0, 0, 0, 0)),
+  warmUpSignals: () => {
+    const noop = () => {};
+    Deno.addSignalListener("SIGUSR2", noop);
+    Deno.removeSignalListener("SIGUSR2", noop);
+    return { ok: true };
+  },
+  buildFilter: (opts) => buildWorkerFilter(opts),
+  installSeccomp: (program) => {
+    const r = installSeccompAllThreads(program);
+    if (r.ok) return { ok: true };
+    if (r.reason === "rejected") return fail("seccomp", r.errno);
+    return fail(r.reason === "tsync_failed" ? "seccomp_tsync" : "seccomp_malformed", 0);
+  },
+  verifySelf: () => {
+    const mode = syscall("prctl", PR_GET_SECCOMP, 0, 0, 0, 0);
+    if (mode.ret !== 2n) return fail("seccomp_mode", mode.errno);
+    return check("nnp_check", syscall("prctl", PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0), 1n);
+  },
+};
+
+/** What stage 1 needs to know; everything comes from trusted argv/code, not the Run. */
+export interface Stage1Inputs {
+  executable: string;
+  /** The Control Plane's pid: the parent stage 1 must still have. */
+  expectedParent: number;
+  runRoot: string;
+  systemRoots: readonly string[];
+  /** Source tree entries and the Deno module cache; empty when compiled. */
+  codeRoots: readonly string[];
+  stage2Argv: readonly string[];
+  stage2Env: Readonly<Record<string, string>>;
+}
+
+/** Runs stage 1. Returns only on failure: on success the process image is replaced. */
+export function runStage1(
+  inputs: Stage1Inputs,
+  steps: ConfineSteps = PRODUCTION_STEPS,
+): StepResult {
+  const seq: Array<() => StepResult> = [
+    () => steps.newSession(),
+    () => steps.closeInheritedFds(),
+    () => steps.umask(),
+    () => steps.rlimits(workerRlimitPlan()),
+    () => steps.parentDeathSignal(inputs.expectedParent),
+    () => steps.dropCapabilities(),
+    () => steps.noNewPrivs(),
+    () => {
+      const planned = planLandlock({
+        abi: steps.landlockAbi(),
+        executable: inputs.executable,
+        systemRoots: inputs.systemRoots,
+        codeRoots: inputs.codeRoots,
+        runRoot: inputs.runRoot,
+      });
+      return planned.ok ? steps.applyLandlock(planned.plan) : fail("landlock_abi", 0);
+    },
+    () => steps.execve(inputs.executable, inputs.stage2Argv, inputs.stage2Env),
+  ];
+  for (const step of seq) {
+    const r = step();
+    if (!r.ok) return r;
+  }
+  return fail("execve_returned", 0);
+}
+
+/** Runs stage 2; on success every thread is under seccomp mode 2. */
+export function runStage2(steps: ConfineSteps = PRODUCTION_STEPS): StepResult {
+  const seq: Array<() => StepResult> = [
+    () => steps.nonDumpable(),
+    () => steps.warmUpSignals(),
+    () => {
+      const pid = Number(syscall("getpid").ret);
+      return steps.installSeccomp(steps.buildFilter({ arch: hostArch(), selfPid: pid }));
+    },
+    () => steps.verifySelf(),
+  ];
+  for (const step of seq) {
+    const r = step();
+    if (!r.ok) return r;
+  }
+  return { ok: true };
+}

@@ -1,0 +1,65 @@
+/**
+ * Resource limits for the Worker [SB-1]: a pure plan from the SPEC bounds and
+ * an applier that sets soft = hard on the calling process via prlimit64.
+ *
+ * What this file enforces: CPU seconds, address space, data segment, file size, open fds,
+ * processes (threads count too) and core dumps (0) are capped before anything
+ * untrusted runs; limits are only ever lowered (an existing lower hard limit
+ * is kept), and a failed set is a failure, not a warning.
+ */
+import {
+  WORKER_RLIMIT_AS_BYTES,
+  WORKER_RLIMIT_CPU_S,
+  WORKER_RLIMIT_DATA_BYTES,
+  WORKER_RLIMIT_FSIZE_BYTES,
+  WORKER_RLIMIT_NOFILE,
+  WORKER_RLIMIT_NPROC,
+} from "../runtime/limits.ts";
+import { syscall } from "./libc.ts";
+
+export const RLIMIT_CPU = 0;
+export const RLIMIT_FSIZE = 1;
+export const RLIMIT_DATA = 2;
+export const RLIMIT_CORE = 4;
+export const RLIMIT_NPROC = 6;
+export const RLIMIT_NOFILE = 7;
+export const RLIMIT_AS = 9;
+
+export interface RlimitSetting {
+  resource: number;
+  name: string;
+  value: bigint;
+}
+
+/** The Worker's limits, from runtime/limits.ts. */
+export function workerRlimitPlan(): RlimitSetting[] {
+  return [
+    { resource: RLIMIT_CPU, name: "cpu", value: BigInt(WORKER_RLIMIT_CPU_S) },
+    { resource: RLIMIT_AS, name: "as", value: BigInt(WORKER_RLIMIT_AS_BYTES) },
+    { resource: RLIMIT_DATA, name: "data", value: BigInt(WORKER_RLIMIT_DATA_BYTES) },
+    { resource: RLIMIT_FSIZE, name: "fsize", value: BigInt(WORKER_RLIMIT_FSIZE_BYTES) },
+    { resource: RLIMIT_NOFILE, name: "nofile", value: BigInt(WORKER_RLIMIT_NOFILE) },
+    { resource: RLIMIT_NPROC, name: "nproc", value: BigInt(WORKER_RLIMIT_NPROC) },
+    { resource: RLIMIT_CORE, name: "core", value: 0n },
+  ];
+}
+
+export type RlimitResult = { ok: true } | { ok: false; step: string; errno: number };
+
+/** Applies each limit (soft = hard = min(value, current hard)) to the calling process. */
+export function applyRlimits(plan: readonly RlimitSetting[]): RlimitResult {
+  for (const s of plan) {
+    const old = new Uint8Array(16);
+    const g = syscall("prlimit64", 0, s.resource, null, old);
+    if (g.ret !== 0n) return { ok: false, step: `rlimit_${s.name}`, errno: g.errno };
+    const oldMax = new DataView(old.buffer).getBigUint64(8, true);
+    const value = s.value < oldMax ? s.value : oldMax;
+    const lim = new Uint8Array(16);
+    const v = new DataView(lim.buffer);
+    v.setBigUint64(0, value, true);
+    v.setBigUint64(8, value, true);
+    const r = syscall("prlimit64", 0, s.resource, lim, null);
+    if (r.ret !== 0n) return { ok: false, step: `rlimit_${s.name}`, errno: r.errno };
+  }
+  return { ok: true };
+}

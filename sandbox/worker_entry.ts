@@ -1,0 +1,211 @@
+/**
+ * The internal `worker` sub-command [SB-1, SB-2, PK-3]: the only way a Worker
+ * process ever runs. Stage 1 (`worker --run-root … --parent …`) confines and
+ * execve's the same executable into stage 2 (`worker --stage2 …`), which
+ * finishes confinement, sends the attestation frame and only then hands the
+ * IPC port to the Worker body.
+ *
+ * What this file enforces: there is no argument that skips a step — both
+ * stages always run the full sequence of `confine.ts`; stage 2 refuses to
+ * start unless it is already under no_new_privs (i.e. came through stage 1);
+ * a failing step writes a `sandbox.failure` frame (step name + errno, no
+ * text) and exits non-zero before anything untrusted is read. Stage 2 gets a
+ * minimal explicit environment and, when not compiled, narrow Deno flags.
+ */
+import { parseArgs, UsageError } from "../runtime/cli/args.ts";
+import {
+  IPC_PROTOCOL_VERSION,
+  NdjsonReader,
+  NdjsonWriter,
+  type SandboxFailureFrame,
+} from "../runtime/protocol/ipc.ts";
+import { type ConfineSteps, PRODUCTION_STEPS, runStage1, runStage2 } from "./confine.ts";
+import { readCapSets } from "./capabilities.ts";
+import { landlockAbi } from "./probe.ts";
+import { statx, syscall } from "./libc.ts";
+import { FrameEnvelopeSchema } from "../runtime/protocol/ipc.ts";
+import type { z } from "zod";
+
+/** The Worker's view of its IPC channel (stdin/stdout), handed to the body after attestation. */
+export interface WorkerPort {
+  /** Sends one frame as one bounded NDJSON line. */
+  send(frame: object): Promise<void>;
+  /**
+   * The next frame from the Control Plane, validated by `parse` when given;
+   * null at end of input; rejects with `worker_protocol_error` on any violation.
+   */
+  receive<T = z.infer<typeof FrameEnvelopeSchema>>(
+    timeoutMs: number,
+    parse?: (value: unknown) => { ok: true; frame: T } | { ok: false },
+  ): Promise<T | null>;
+}
+
+/** What runs inside the confined Worker; resolves to the process exit code. */
+export type WorkerBody = (port: WorkerPort) => Promise<number>;
+
+/** Where stage 2 comes from when not compiled: a module and the args that select worker mode. */
+export interface Stage2Entry {
+  /** file: URL of the module stage 2 runs (main.ts in production). */
+  module: URL;
+  /** Arguments before the worker flags (["worker"] for main.ts). */
+  argsPrefix: readonly string[];
+}
+
+export interface WorkerCommandOptions {
+  body: WorkerBody;
+  /** @default main.ts with ["worker"] */
+  stage2?: Stage2Entry;
+  /** Confinement mechanisms. @default PRODUCTION_STEPS (tests inject failures) */
+  steps?: ConfineSteps;
+}
+
+/** Exit code for a confinement failure (EX_SOFTWARE). */
+export const EXIT_SANDBOX_FAILURE = 70;
+
+const REPO_ROOT = new URL("../", import.meta.url);
+/** Source-tree entries a non-compiled Worker needs (never the home, .git or tests). */
+const CODE_ENTRIES = [
+  "main.ts",
+  "deno.json",
+  "package.json",
+  "runtime",
+  "sandbox",
+  "migrations",
+  "dist",
+  "ui",
+  "node_modules",
+];
+/** Deno module-cache subdirectories that hold code (transpiled and npm). */
+const DENO_DIR_ENTRIES = ["gen", "remote", "npm"];
+/** Minimal system libraries for the dynamic loader and libc FFI. */
+export const SYSTEM_ROOTS = ["/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cache"];
+
+/** Deno flags for both stages when not compiled: FFI for the confinement syscalls only. */
+export function denoRunFlags(): string[] {
+  return [
+    "run",
+    "--quiet",
+    "--no-prompt",
+    "--no-remote",
+    "--config",
+    new URL("deno.json", REPO_ROOT).pathname,
+    // SECURITY: FFI is how the Worker calls prctl/seccomp/landlock on itself; the
+    // OS confinement, not Deno's permission layer, is the boundary.
+    "--allow-ffi",
+  ];
+}
+
+/** The production stage-2 entry: main.ts in `worker` mode. */
+export function mainStage2Entry(): Stage2Entry {
+  return { module: new URL("main.ts", REPO_ROOT), argsPrefix: ["worker"] };
+}
+
+/** `agent-builder worker …` (internal). Returns the exit code. */
+export async function workerCommand(argv: string[], opts: WorkerCommandOptions): Promise<number> {
+  const a = parseArgs(argv, { flags: ["run-root", "parent", "deno-dir"], switches: ["stage2"] });
+  const runRoot = a.flags["run-root"];
+  const parent = Number(a.flags["parent"]);
+  if (!runRoot?.startsWith("/") || !Number.isInteger(parent) || parent < 1) {
+    throw new UsageError("worker needs --run-root ABS and --parent PID");
+  }
+  const steps = opts.steps ?? PRODUCTION_STEPS;
+  if (!a.switches.has("stage2")) {
+    const entry = opts.stage2 ?? mainStage2Entry();
+    const r = runStage1(stage1Inputs(runRoot, parent, a.flags["deno-dir"] ?? null, entry), steps);
+    return reportFailure(r.ok ? "execve_returned" : r.step, r.ok ? 0 : r.errno);
+  }
+  // Stage 2 must have come through stage 1: no_new_privs is inherited across execve.
+  const nnp = syscall("prctl", 39, 0, 0, 0, 0);
+  if (nnp.ret !== 1n) return reportFailure("not_from_stage1", 0);
+  const r = runStage2(steps);
+  if (!r.ok) return reportFailure(r.step, r.errno);
+  return await runBody(opts.body);
+}
+
+function stage1Inputs(runRoot: string, parent: number, denoDir: string | null, entry: Stage2Entry) {
+  const executable = Deno.execPath();
+  const compiled = Deno.build.standalone === true;
+  const tail = ["--stage2", "--run-root", runRoot, "--parent", String(parent)];
+  const codeRoots: string[] = [];
+  let stage2Argv: string[];
+  const stage2Env: Record<string, string> = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
+  if (compiled) {
+    stage2Argv = [executable, "worker", ...tail];
+  } else {
+    const repo = REPO_ROOT.pathname.replace(/\/$/, "");
+    for (const e of CODE_ENTRIES) codeRoots.push(`${repo}/${e}`);
+    const moduleDir = new URL("./", entry.module).pathname.replace(/\/$/, "");
+    if (!codeRoots.some((r) => moduleDir === r || moduleDir.startsWith(`${r}/`))) {
+      if (moduleDir !== repo) codeRoots.push(moduleDir);
+    }
+    if (denoDir !== null && denoDir.startsWith("/")) {
+      stage2Env.DENO_DIR = denoDir;
+      for (const e of DENO_DIR_ENTRIES) {
+        if (statx(-100, `${denoDir}/${e}`, 0).ok) codeRoots.push(`${denoDir}/${e}`);
+      }
+    }
+    stage2Argv = [
+      executable,
+      ...denoRunFlags(),
+      entry.module.pathname,
+      ...entry.argsPrefix,
+      ...tail,
+    ];
+  }
+  return {
+    executable,
+    expectedParent: parent,
+    runRoot,
+    systemRoots: SYSTEM_ROOTS,
+    codeRoots: codeRoots.filter((p) => statx(-100, p, 0).ok),
+    stage2Argv,
+    stage2Env,
+  };
+}
+
+function reportFailure(step: string, errno: number): number {
+  const frame: SandboxFailureFrame = {
+    v: IPC_PROTOCOL_VERSION,
+    type: "sandbox.failure",
+    step: step.slice(0, 32),
+    errno,
+  };
+  Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify(frame) + "\n"));
+  return EXIT_SANDBOX_FAILURE;
+}
+
+async function runBody(body: WorkerBody): Promise<number> {
+  const writer = new NdjsonWriter(Deno.stdout.writable);
+  const caps = readCapSets();
+  await writer.send({
+    v: IPC_PROTOCOL_VERSION,
+    type: "sandbox.attestation",
+    pid: Number(syscall("getpid").ret),
+    ppid: Number(syscall("getppid").ret),
+    landlock_abi: landlockAbi().abi ?? 0,
+    seccomp_mode: 2,
+    no_new_privs: true,
+    capabilities_zero: caps !== null && (caps.effective | caps.permitted | caps.inheritable) === 0n,
+  });
+  const reader = new NdjsonReader(Deno.stdin.readable);
+  const port: WorkerPort = {
+    send: (frame) => writer.send(frame),
+    receive: (timeoutMs, parse) => reader.next(timeoutMs, parse),
+  };
+  const code = await body(port);
+  await writer.close();
+  return code;
+}
+
+/**
+ * A minimal body until the HarnessKernel's worker main is wired: answers each
+ * `ping` with `pong` and exits at end of input. It only ever runs confined.
+ */
+export const readyLoopBody: WorkerBody = async (port) => {
+  for (;;) {
+    const f = await port.receive(60_000);
+    if (f === null) return 0;
+    if (f.type !== "ping") return 1;
+    await port.send({ v: IPC_PROTOCOL_VERSION, type: "pong" });
+  }
+};
