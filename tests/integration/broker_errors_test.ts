@@ -1,0 +1,288 @@
+/**
+ * The broker against the scripted Ollama server: provider errors and stream
+ * faults map to fixed codes with the right retry and event shape [MB-5, MB-6,
+ * MB-8]: in-band errors, EOF without done, empty 200 bodies, 404/400/5xx,
+ * context overflow recovery, raw stream bounds, unknown ids and capabilities.
+ */
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { PROVIDER_STREAM_MAX_FRAMES } from "../../runtime/limits.ts";
+import * as sc from "../../tools/fake_ollama/scenarios.ts";
+import { pairs, withBroker } from "../helpers/model.ts";
+
+const finished = (rec: { events: { type: string; e: unknown }[] }) => {
+  const f = rec.events.at(-1)!;
+  assertEquals(f.type, "response.finished");
+  return f.e as { outcome: string; errorCode: string | null; attempts: number; usage: unknown };
+};
+
+Deno.test("an in-band error line mid-stream fails with model_provider_error and no retry", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(sc.inBandError());
+    const { req: r, rec } = req();
+    assertEquals(await broker.chat(r), {
+      kind: "failed",
+      code: "model_provider_error",
+      retryable: true,
+    });
+    assertEquals(rec.types(), pairs(1));
+    assertEquals(ollama.chats.length, 1);
+    const f = finished(rec);
+    assertEquals([f.outcome, f.errorCode], ["failed", "model_provider_error"]);
+    assertEquals(f.usage, { inputTokens: 0, outputTokens: 0, complete: false });
+  });
+});
+
+Deno.test("EOF after frames without a done frame fails with model_protocol_error and no retry", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(sc.eofWithoutDone());
+    const { req: r, rec } = req();
+    assertEquals(await broker.chat(r), {
+      kind: "failed",
+      code: "model_protocol_error",
+      retryable: false,
+    });
+    assertEquals(rec.types(), pairs(1));
+    assertEquals(ollama.chats.length, 1);
+  });
+});
+
+Deno.test("an empty 200 body (no frame) is retried once transparently and can then succeed", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(sc.emptyStream(), sc.text("second time lucky"));
+    const { req: r, rec } = req();
+    const out = await broker.chat(r);
+    assert(out.kind === "completed");
+    assertEquals(out.content, "second time lucky");
+    assertEquals(rec.types(), pairs(2));
+    const attempts = rec.events.filter((e) => e.type === "attempt.finished").map((e) => e.e);
+    assertEquals(attempts.map((a: any) => [a.attempt, a.maxAttempts, a.outcome]), [
+      [1, 2, "protocol_error"],
+      [2, 2, "ok"],
+    ]);
+    assertEquals((attempts[0] as any).ttfbMs, null);
+    assert(typeof (attempts[1] as any).ttfbMs === "number");
+    assertEquals(finished(rec).attempts, 2);
+  });
+});
+
+Deno.test("a 5xx before any frame is retried once, then fails with model_provider_error", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(sc.serverError(), sc.serverError(503));
+    const { req: r, rec } = req();
+    assertEquals(await broker.chat(r), {
+      kind: "failed",
+      code: "model_provider_error",
+      retryable: true,
+    });
+    assertEquals(rec.types(), pairs(2));
+    assertEquals(ollama.chats.length, 2);
+  });
+});
+
+Deno.test("a chat-time 404 model not found fails model_unavailable and marks the model unavailable", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(sc.modelNotFound());
+    const { req: r, rec } = req();
+    assertEquals(await broker.chat(r), {
+      kind: "failed",
+      code: "model_unavailable",
+      retryable: true,
+    });
+    assertEquals(rec.types(), pairs(1));
+    assertEquals(broker.status(), { available: false, reason: "model_missing" });
+  });
+});
+
+Deno.test("a 400 capability error fails model_capability_missing without retry", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(sc.capabilityError("tools"));
+    const { req: r, rec } = req({ phase: "tools" });
+    assertEquals(await broker.chat(r), {
+      kind: "failed",
+      code: "model_capability_missing",
+      retryable: false,
+    });
+    assertEquals(rec.types(), pairs(1));
+    assertEquals(ollama.chats.length, 1);
+  });
+});
+
+Deno.test("a model without the tools capability is refused for the tools phase before any request", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    const { req: r, rec } = req({ phase: "tools" });
+    assertEquals(await broker.chat(r), {
+      kind: "failed",
+      code: "model_capability_missing",
+      retryable: false,
+    });
+    assertEquals(rec.events, []);
+    assertEquals(ollama.chats.length, 0);
+  }, {
+    fake: {
+      models: {
+        "qwen3.5:2b": { arch: "qwen35", contextLength: 8192, capabilities: ["completion"] },
+      },
+    },
+  });
+});
+
+Deno.test("an unknown model id fails model_not_found and sends nothing", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    const { req: r, rec } = req({ modelId: "llama3:70b" });
+    assertEquals(await broker.chat(r), {
+      kind: "failed",
+      code: "model_not_found",
+      retryable: false,
+    });
+    assertEquals(rec.events, []);
+    assertEquals(ollama.chats.length, 0);
+  });
+});
+
+Deno.test("a context overflow before any frame gets exactly one recovery call with the smaller projection", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(sc.contextOverflow(), sc.text("fits now"));
+    const calls: unknown[] = [];
+    const smaller = [{ role: "user" as const, content: "current message only" }];
+    const { req: r, rec } = req({
+      recover: (info) => {
+        calls.push(info);
+        return smaller;
+      },
+    });
+    const out = await broker.chat(r);
+    assert(out.kind === "completed");
+    assertEquals(out.content, "fits now");
+    assertEquals(calls, [{ modelId: "qwen3.5:2b", status: 400 }]);
+    assertEquals(rec.types(), [...pairs(1), ...pairs(1)]);
+    const firstFin = rec.events[3].e as any;
+    assertEquals([firstFin.outcome, firstFin.errorCode], [
+      "context_overflow",
+      "model_context_limit",
+    ]);
+    assertEquals((rec.events[4].e as any).recovery, 1);
+    assertEquals(ollama.chats[1].body.messages, smaller);
+  });
+});
+
+Deno.test("a 413 overflow is recoverable too", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(sc.contextOverflow(413), sc.text("ok"));
+    const out = await broker.chat(req({ recover: () => [{ role: "user", content: "x" }] }).req);
+    assertEquals(out.kind, "completed");
+  });
+});
+
+Deno.test("a second overflow is never recovered again: model_context_limit", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(sc.contextOverflow(), sc.contextOverflow());
+    let n = 0;
+    const { req: r, rec } = req({ recover: () => (n++, [{ role: "user", content: "x" }]) });
+    assertEquals(await broker.chat(r), {
+      kind: "failed",
+      code: "model_context_limit",
+      retryable: false,
+    });
+    assertEquals(n, 1);
+    assertEquals(ollama.chats.length, 2);
+    assertEquals(rec.types(), [...pairs(1), ...pairs(1)]);
+  });
+});
+
+Deno.test("an overflow without a recovery hook (or a hook returning null) fails model_context_limit", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(sc.contextOverflow(), sc.contextOverflow());
+    assertEquals(await broker.chat(req().req), {
+      kind: "failed",
+      code: "model_context_limit",
+      retryable: false,
+    });
+    assertEquals((await broker.chat(req({ recover: () => null }).req)).kind, "failed");
+    assertEquals(ollama.chats.length, 2);
+  });
+});
+
+Deno.test("a 400 whose body is not the strict overflow JSON is not treated as an overflow", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(
+      {
+        kind: "error",
+        status: 400,
+        body: '{"error":"the input length exceeds the context length","x":1}',
+      },
+      { kind: "error", status: 400, body: "the input length exceeds the context length" },
+    );
+    let recovered = 0;
+    const hook = () => (recovered++, [{ role: "user" as const, content: "x" }]);
+    assertEquals(await broker.chat(req({ recover: hook }).req), {
+      kind: "failed",
+      code: "model_provider_error",
+      retryable: true,
+    });
+    assertEquals((await broker.chat(req({ recover: hook }).req)).kind, "failed");
+    assertEquals(recovered, 0);
+  });
+});
+
+Deno.test("a raw stream over 1 MiB fails with model_stream_too_large", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(sc.oversize(1200 * 1024));
+    const { req: r, rec } = req();
+    assertEquals(await broker.chat(r), {
+      kind: "failed",
+      code: "model_stream_too_large",
+      retryable: false,
+    });
+    assertEquals(rec.types(), pairs(1));
+    assertEquals(await ollama.chats[0].closed, "client_closed");
+  });
+});
+
+Deno.test("a raw stream over 4096 frames fails with model_stream_too_large", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(sc.manyFrames(PROVIDER_STREAM_MAX_FRAMES));
+    assertEquals(await broker.chat(req().req), {
+      kind: "failed",
+      code: "model_stream_too_large",
+      retryable: false,
+    });
+    ollama.enqueue(sc.manyFrames(PROVIDER_STREAM_MAX_FRAMES - 2));
+    assertEquals((await broker.chat(req().req)).kind, "completed"); // 4094 + content + done = 4096
+  });
+});
+
+Deno.test("a line that is not JSON fails with model_protocol_error", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(sc.garbage());
+    assertEquals(await broker.chat(req().req), {
+      kind: "failed",
+      code: "model_protocol_error",
+      retryable: false,
+    });
+  });
+});
+
+Deno.test("a frame with array tool arguments is a protocol error", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue({
+      kind: "stream",
+      steps: [{
+        frame: {
+          model: "qwen3.5:2b",
+          message: {
+            role: "assistant",
+            content: "",
+            tool_calls: [{ function: { name: "x", arguments: [1] } }],
+          },
+          done: true,
+          done_reason: "stop",
+        },
+      }],
+    });
+    assertEquals(await broker.chat(req({ phase: "tools" }).req), {
+      kind: "failed",
+      code: "model_protocol_error",
+      retryable: false,
+    });
+  });
+});
