@@ -143,5 +143,6 @@ Deno.test("agent routes over HTTP", async (t) => {
     });
   } finally {
     await server.stop();
+    Deno.removeSync(server.home, { recursive: true });
   }
 });

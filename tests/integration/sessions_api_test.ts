@@ -229,6 +229,7 @@ Deno.test("conversation routes over HTTP", async (t) => {
     });
   } finally {
     await server.stop();
+    Deno.removeSync(server.home, { recursive: true });
   }
 });
 
@@ -258,5 +259,6 @@ Deno.test("a cursor minted before a restart is refused after it", async () => {
     assertEquals((await api("GET", `${path}?before=${fresh}`)).status, 200);
   } finally {
     await second.stop();
+    Deno.removeSync(home, { recursive: true });
   }
 });

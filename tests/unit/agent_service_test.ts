@@ -223,3 +223,49 @@ Deno.test("a Capsule directory without a registry row is reported, never deleted
     assert(exists(`${root}/data/agents/${stray}`));
     assertEquals(listAudit(registry, stray, 5).map((r) => r.event).includes("orphan_found"), true);
   }));
+
+Deno.test("a delete whose Runs do not drain stays fenced, and a retry after release completes it", () =>
+  withAgents(async ({ root, agents }) => {
+    const a = agents.create("Alpha");
+    const adm = agents.admit(a.id);
+    await assertRejects(() => agents.delete(a.id), expectCode("agent_busy"));
+    assertEquals(agents.get(a.id).state, "deleting");
+    assertThrows(() => agents.admit(a.id), expectCode("agent_busy"));
+    assert(exists(`${root}/data/agents/${a.id}`), "nothing removed while a Run is admitted");
+    adm.release();
+    await agents.delete(a.id);
+    assertThrows(() => agents.get(a.id), expectCode("agent_not_found"));
+  }, 50));
+
+Deno.test("delete never follows a symlink planted inside the workspace", () =>
+  withAgents(async ({ root, agents }) => {
+    const a = agents.create("Alpha");
+    const outside = Deno.makeTempDirSync({ prefix: "ab-outside-" });
+    try {
+      Deno.writeTextFileSync(`${outside}/precious.txt`, "keep");
+      Deno.symlinkSync(outside, `${root}/data/agents/${a.id}/workspace/escape`);
+      Deno.symlinkSync(`${outside}/precious.txt`, `${root}/.runtime/agents/${a.id}/file-link`);
+      await agents.delete(a.id);
+      assertEquals(Deno.readTextFileSync(`${outside}/precious.txt`), "keep");
+      assert(!exists(`${root}/data/agents/${a.id}`));
+    } finally {
+      Deno.removeSync(outside, { recursive: true });
+    }
+  }));
+
+Deno.test("a Capsule directory replaced by a symlink refuses the delete and keeps the target", () =>
+  withAgents(async ({ root, agents }) => {
+    const a = agents.create("Alpha");
+    const outside = Deno.makeTempDirSync({ prefix: "ab-outside-" });
+    try {
+      Deno.writeTextFileSync(`${outside}/precious.txt`, "keep");
+      agents.pool.close(a.id);
+      Deno.removeSync(`${root}/.runtime/agents/${a.id}`, { recursive: true });
+      Deno.symlinkSync(outside, `${root}/.runtime/agents/${a.id}`);
+      await assertRejects(() => agents.delete(a.id), expectCode("unsafe_path"));
+      assertEquals(Deno.readTextFileSync(`${outside}/precious.txt`), "keep");
+      assertEquals(agents.get(a.id).state, "deleting");
+    } finally {
+      Deno.removeSync(outside, { recursive: true });
+    }
+  }));
