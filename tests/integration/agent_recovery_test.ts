@@ -12,7 +12,7 @@ import { type Api, apiClient, codeOf } from "../helpers/agents_api.ts";
 import { addTurn, openAgentState } from "../helpers/agent_state.ts";
 import { login } from "../helpers/login.ts";
 import { makeTempHome } from "../helpers/home.ts";
-import { type ServerHandle, startTestServer } from "../helpers/server.ts";
+import { DENO, REPO, RUN_FLAGS, type ServerHandle, startTestServer } from "../helpers/server.ts";
 
 function exists(path: string): boolean {
   try {
@@ -218,6 +218,38 @@ for (const c of CASES) {
     }
   });
 }
+
+Deno.test("a crash while the first start provisions the system Agent is converged", async () => {
+  const home = makeTempHome();
+  try {
+    // The armed first start dies inside recovery, before it ever listens.
+    const child = new Deno.Command(DENO, {
+      args: [...RUN_FLAGS, `${REPO}/main.ts`, "serve", "--port", "0", "--home", home],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+      env: { DENO_NO_UPDATE_CHECK: "1", [FAULT_ENV]: "agent.create.after_provisioning" },
+    }).spawn();
+    assertEquals((await child.status).signal, "SIGKILL");
+    const db = new DatabaseSync(`${home}/data/agent-registry.sqlite`);
+    const states = db.prepare("SELECT state FROM agents WHERE is_system = 1").all();
+    db.close();
+    assertEquals(states.map((r) => r.state), ["provisioning"]);
+    const server = await startTestServer({ home });
+    try {
+      const api = await session(server);
+      const sys = (await api("GET", "/api/agents")).body.agents;
+      assertEquals(sys.map((a: { state: string; is_system: boolean }) => [a.state, a.is_system]), [
+        ["active", true],
+      ]);
+      assert(exists(`${home}/data/agents/${sys[0].id}/workspace/agent-builder.md`));
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    Deno.removeSync(home, { recursive: true });
+  }
+});
 
 Deno.test("an unknown fault name arms nothing", async () => {
   const server = await startTestServer({ env: { [FAULT_ENV]: "agent.create.nowhere" } });
