@@ -178,15 +178,6 @@ export function fenceForDelete(db: DatabaseSync, id: string, now: number): boole
   });
 }
 
-/** A provisioning Agent that cannot be completed is turned into a delete. */
-export function provisioningToDeleting(db: DatabaseSync, id: string, now: number): boolean {
-  const r = db.prepare(
-    `UPDATE agents SET state = 'deleting', updated_at = ?
-     WHERE id = ? AND state = 'provisioning' AND is_system = 0`,
-  ).run(now, id);
-  return r.changes === 1;
-}
-
 /**
  * Final step of a delete: records the residual audit and removes the row, in
  * one transaction. With residue > 0 the row stays `deleting` (recovery retries).
