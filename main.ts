@@ -8,6 +8,8 @@ import { serveCommand } from "./runtime/cli/serve.ts";
 import { doctorCommand } from "./runtime/cli/doctor.ts";
 import { readyLoopBody, workerCommand } from "./sandbox/worker_entry.ts";
 import { rotateTokenCommand } from "./runtime/cli/rotate_token.ts";
+import { backupCommand } from "./runtime/cli/backup.ts";
+import { restoreCommand } from "./runtime/cli/restore.ts";
 
 const HELP = `agent-builder ${RELEASE} — local-first agent runtime
 
@@ -18,8 +20,8 @@ Commands:
                           serve the web UI and API
   rotate-token [--home DIR] [--generate]
                           set a new bootstrap token (hidden TTY input) and log out every browser
-  backup NAME [--home DIR]
-                          write a consistent snapshot of data/ to backups/NAME.tar
+  backup NAME [--home DIR] [--gzip]
+                          write a consistent snapshot of data/ to backups/NAME.tar(.gz)
   restore FILE --yes [--home DIR]
                           replace data/ with a backup (the server must be stopped)
   doctor [--json]         report what this host supports for sandboxed Runs
@@ -37,6 +39,8 @@ const COMMANDS: Record<string, Command> = {
   serve: serveCommand,
   doctor: doctorCommand,
   "rotate-token": rotateTokenCommand,
+  backup: backupCommand,
+  restore: restoreCommand,
   version: () => {
     console.log(RELEASE);
     return 0;

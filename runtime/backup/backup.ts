@@ -61,7 +61,7 @@ export interface BackupResult {
 }
 
 /** Creates the backup; on any failure nothing is left under backups/ but the dir itself. */
-export function createBackup(opts: BackupOptions): BackupResult {
+export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
   const name = validateBackupName(opts.name);
   const limits = opts.limits ??
     {
@@ -83,7 +83,7 @@ export function createBackup(opts: BackupOptions): BackupResult {
     const out = Deno.openSync(archive, { write: true, createNew: true, mode: 0o600 });
     let result: Omit<BackupResult, "path" | "relative" | "archiveBytes">;
     try {
-      result = writeArchive(opts, out, work, limits, now);
+      result = await writeArchive(opts, out, work, limits, now);
       out.syncSync();
     } finally {
       out.close();
@@ -119,13 +119,13 @@ function writeAllSync(f: Deno.FsFile, data: Uint8Array): void {
   while (off < data.length) off += f.writeSync(data.subarray(off));
 }
 
-function writeArchive(
+async function writeArchive(
   opts: BackupOptions,
   out: Deno.FsFile,
   work: string,
   limits: NonNullable<BackupOptions["limits"]>,
   now: () => Date,
-): Omit<BackupResult, "path" | "relative" | "archiveBytes"> {
+): Promise<Omit<BackupResult, "path" | "relative" | "archiveBytes">> {
   let gz: Gzip | null = null;
   if (opts.gzip) {
     gz = new Gzip({ level: 6 }, (chunk) => writeAllSync(out, chunk));
@@ -150,7 +150,7 @@ function writeArchive(
   const regRel = "data/agent-registry.sqlite";
   if (exists(`${opts.root}/${regRel}`)) {
     const p = `${work}/db-registry`;
-    registrySnapshot = { path: p, userVersion: snapshotDatabase(opts.root, regRel, p) };
+    registrySnapshot = { path: p, userVersion: await snapshotDatabase(opts.root, regRel, p) };
   }
   for (const item of walkData(opts.root, limits.entriesMax)) {
     if (item.kind === "dir") {
@@ -176,7 +176,7 @@ function writeArchive(
         ({ path: snap, userVersion } = registrySnapshot);
       } else {
         snap = `${work}/db-${files}`;
-        userVersion = snapshotDatabase(opts.root, item.path, snap);
+        userVersion = await snapshotDatabase(opts.root, item.path, snap);
       }
       const f = Deno.openSync(snap, { read: true });
       const size = f.statSync().size;

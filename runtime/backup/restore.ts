@@ -56,6 +56,21 @@ export interface RestoreResult {
   recoveryRel: string | null;
 }
 
+/**
+ * The restore itself succeeded, but the previous data could not be moved
+ * into .runtime/recovery/; it is still complete at `keptAt` (relative to the
+ * home) and was not deleted.
+ */
+export class PreviousDataMisplaced extends Error {
+  readonly keptAt: string;
+
+  constructor(keptAt: string, cause: unknown) {
+    super(`previous data kept at ${keptAt}`, { cause });
+    this.name = "PreviousDataMisplaced";
+    this.keptAt = keptAt;
+  }
+}
+
 const SQLITE_MAGIC = "SQLite format 3\0";
 
 function isSqliteError(err: unknown): boolean {
@@ -165,7 +180,7 @@ export function restoreBackup(opts: RestoreOptions): RestoreResult {
     for (const e of ex.entries) if (e.type === "dir") fsyncDir(`${staging}/${e.path}`);
     if (!hadData) {
       if (renameNoReplace(`${staging}/data`, `${opts.root}/data`) === "exists") {
-        throw new AppError("restore_refused", "data/ appeared during the restore");
+        throw new AppError("file_exists", "data/ appeared during the restore");
       }
       fsyncDir(opts.root);
       return { ...result, applied: true };
@@ -179,17 +194,20 @@ export function restoreBackup(opts: RestoreOptions): RestoreResult {
     exchangePaths(`${staging}/data`, `${opts.root}/data`);
     installed = true;
     fsyncDir(opts.root);
-    const recoveryDir = ensurePrivateDir(opts.root, ".runtime/recovery");
-    const stamp = timestampName(now());
     let recoveryRel = "";
-    for (let i = 1; i <= 100 && recoveryRel === ""; i++) {
-      const name = i === 1 ? stamp : `${stamp}-${i}`;
-      if (renameNoReplace(staging, `${recoveryDir}/${name}`) === "ok") {
-        recoveryRel = `.runtime/recovery/${name}`;
+    let recoveryDir = "";
+    try {
+      recoveryDir = ensurePrivateDir(opts.root, ".runtime/recovery");
+      const stamp = timestampName(now());
+      for (let i = 1; i <= 100 && recoveryRel === ""; i++) {
+        const name = i === 1 ? stamp : `${stamp}-${i}`;
+        if (renameNoReplace(staging, `${recoveryDir}/${name}`) === "ok") {
+          recoveryRel = `.runtime/recovery/${name}`;
+        }
       }
-    }
-    if (recoveryRel === "") {
-      throw new AppError("restore_refused", `previous data left in .runtime/${stagingName}`);
+      if (recoveryRel === "") throw new Error("no free recovery name");
+    } catch (err) {
+      throw new PreviousDataMisplaced(`.runtime/${stagingName}/data`, err);
     }
     fsyncDir(recoveryDir);
     fsyncDir(runtimeDir);

@@ -2,10 +2,13 @@
  * Taking a consistent picture of `data/` while the server may be writing
  * [OP-1].
  *
- * - Databases are never copied as files: `VACUUM INTO` a private temp file
- *   runs inside one read transaction, so the copy is exactly one committed
- *   state even under concurrent WAL writers; the copy is then checked with
- *   `PRAGMA integrity_check` before it may enter an archive.
+ * - Databases are never copied as files: SQLite's online backup API copies
+ *   every page in ONE step (rate -1), i.e. inside one read transaction, so
+ *   the copy is exactly one committed state even under concurrent WAL
+ *   writers (a stepwise backup would restart on every foreign write). The
+ *   copy is then checked with `PRAGMA integrity_check` before it may enter an
+ *   archive. (`VACUUM INTO` is unavailable: Deno disables ATTACH for node:sqlite
+ *   unless every permission is granted, and the launcher grants a list.)
  * - Everything else is walked through directory descriptors (getdents64 +
  *   openat2 without following links, sandbox/fs_anchor.ts): an Agent that
  *   swaps a workspace file or directory for a symlink cannot make the backup
@@ -13,7 +16,7 @@
  *   skipped, never archived. SQLite's -wal/-shm/-journal companions are left
  *   out (the snapshot already contains their committed content).
  */
-import { DatabaseSync } from "node:sqlite";
+import { backup, DatabaseSync } from "node:sqlite";
 import { AppError } from "../errors.ts";
 import { SQLITE_BUSY_TIMEOUT_MS } from "../limits.ts";
 import { checkManagedPath } from "../path_safety.ts";
@@ -57,16 +60,20 @@ export function checkDatabaseFile(path: string): { userVersion: number } {
 }
 
 /**
- * Snapshots the live database `root/rel` into `outPath` (which must not
- * exist, in a private directory) and verifies the copy.
+ * Snapshots the live database `root/rel` into `outPath` (a new name in a
+ * private directory) and verifies the copy; returns its schema version.
  */
-export function snapshotDatabase(root: string, rel: string, outPath: string): number {
+export async function snapshotDatabase(
+  root: string,
+  rel: string,
+  outPath: string,
+): Promise<number> {
   checkManagedPath(root, rel, "file");
   const db = new DatabaseSync(`${root}/${rel}`);
   try {
     db.exec(`PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
     db.exec("PRAGMA trusted_schema = OFF");
-    db.prepare("VACUUM INTO ?").run(outPath);
+    await backup(db, outPath, { rate: -1 });
   } finally {
     db.close();
   }
