@@ -6,14 +6,13 @@
  *
  * Enforces: old/new fragments ≤ 4 KiB each, old text non-empty and matching
  * exactly once (overlapping occurrences count), a matching read receipt, the
- * result still workspace text within the 1 MiB read cap, the diff ≤ 12 KiB.
+ * result still workspace text within the 1 MiB read cap.
  */
 import type { Fail, WorkspaceRoot } from "../../sandbox/fs_anchor.ts";
 import { EDIT_FRAGMENT_MAX_BYTES, READ_FILE_MAX_BYTES } from "../limits.ts";
 import type { ReadReceipt } from "./file_read_text.ts";
 import {
   diffDigest,
-  diffWithinBounds,
   lineDiff,
   type MutationBinding,
   type MutationPlan,
@@ -88,7 +87,6 @@ export function prepareEdit(
   const valid = decodeText(bytes);
   if (!valid.ok) return valid;
   const diff = lineDiff(target.path, target.existing.text, applied.text);
-  if (!diffWithinBounds(diff)) return { ok: false, code: "content_too_large" };
   const rest: Omit<MutationPlan, "plan_digest"> = {
     version: 1,
     tool: "file/edit",

@@ -5,14 +5,15 @@
  *
  * Enforces: content ≤ 8 KiB of workspace text; an existing target needs a
  * matching read receipt (mutation_target.ts); a missing target becomes a
- * create bound to the parent directory identity; the diff ≤ 12 KiB.
+ * create bound to the parent directory identity; the diff is bounded by its inputs
+ * (≤ 1 MiB old text, ≤ 8 KiB new content) and only its ≤ 4 KiB preview
+ * and digest travel with the approval.
  */
 import type { WorkspaceRoot } from "../../sandbox/fs_anchor.ts";
 import { WRITE_CONTENT_MAX_BYTES } from "../limits.ts";
 import type { PrepareContext, PrepareResult } from "./file_edit.ts";
 import {
   diffDigest,
-  diffWithinBounds,
   lineDiff,
   type MutationPlan,
   newContentDigest,
@@ -43,7 +44,6 @@ export function prepareWrite(
   if (!target.ok) return target;
   const before = target.existing?.text ?? null;
   const diff = lineDiff(target.path, before, args.content);
-  if (!diffWithinBounds(diff)) return { ok: false, code: "content_too_large" };
   const rest: Omit<MutationPlan, "plan_digest"> = {
     version: 1,
     tool: "file/write",

@@ -8,7 +8,7 @@
  * Pure module: schema, canonical digest and the exact line diff.
  */
 import { z } from "zod";
-import { EDIT_PREVIEW_MAX_BYTES, EDIT_RESULT_MAX_BYTES } from "../limits.ts";
+import { EDIT_PREVIEW_MAX_BYTES } from "../limits.ts";
 import { domainDigest, floorUtf8Boundary, utf8Length } from "./text.ts";
 
 const Identity = z.object({
@@ -119,9 +119,4 @@ export function previewOf(diff: string): string {
   const room = EDIT_PREVIEW_MAX_BYTES - utf8Length(PREVIEW_TRUNCATED_MARKER);
   const cut = floorUtf8Boundary(bytes, room);
   return new TextDecoder().decode(bytes.subarray(0, cut)) + PREVIEW_TRUNCATED_MARKER;
-}
-
-/** True when the diff itself fits the result bound (larger diffs are refused). */
-export function diffWithinBounds(diff: string): boolean {
-  return utf8Length(diff) <= EDIT_RESULT_MAX_BYTES;
 }
