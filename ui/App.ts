@@ -1,13 +1,13 @@
 /**
  * The application shell: asks `GET /api/session` on start and shows the
- * LoginPage when there is no session (401), otherwise the workspace with a
- * logout button. Any later 401 (logout elsewhere, token rotation) returns to
- * the login page. Screens are added by the UI issue.
+ * LoginPage when there is no session (401), otherwise the Workspace. Any later
+ * 401 (logout elsewhere, token rotation) returns to the login page [UI-6].
  */
 import { html } from "htm/preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { createApiClient } from "./api.ts";
 import { LoginPage } from "./LoginPage.ts";
+import { Workspace } from "./Workspace.ts";
 
 type Phase = "loading" | "login" | "ready" | "error";
 
@@ -26,24 +26,21 @@ export function App() {
     client.logout().then(() => setPhase("login"), () => setPhase("error"));
   };
 
-  if (phase === "loading") return html`<main class="shell" aria-busy="true"></main>`;
+  if (phase === "loading") return html`<main class="shell shell-loading" aria-busy="true"></main>`;
   if (phase === "error") {
     return html`
-      <main class="shell" role="alert">Cannot reach the server. Reload to try again.</main>
+      <main class="shell shell-error" role="alert">
+        <h1>Cannot reach the server</h1>
+        <p>Check that <code>agent-builder serve</code> is running, then reload this page.</p>
+      </main>
     `;
   }
   if (phase === "login") {
     return html`<${LoginPage} client=${client} onLoggedIn=${() => setPhase("ready")} />`;
   }
   return html`
-    <main class="shell" data-testid="shell">
-      <header class="shell-header">
-        <h1>Agent Builder</h1>
-        <button type="button" data-testid="logout" aria-label="Log out" onClick=${logout}>
-          Log out
-        </button>
-      </header>
-      <p>Local-first agent runtime.</p>
-    </main>
+    <div class="shell-app" data-testid="shell">
+      <${Workspace} request=${client.request} onLogout=${logout} />
+    </div>
   `;
 }

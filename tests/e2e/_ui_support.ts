@@ -1,0 +1,109 @@
+/**
+ * Shared set-up for the UI browser tests: the scripted Ollama (in this test
+ * process), the real server as a child process pointed at it with --ollama,
+ * real Chromium, and helpers that drive the UI the way an operator does
+ * (login through the page, create an Agent and a Conversation, send).
+ */
+import { type Browser, launchBrowser, type Page, watchPageErrors } from "../helpers/browser.ts";
+import { readBootstrapToken } from "../helpers/login.ts";
+import { type ServerHandle, startTestServer } from "../helpers/server.ts";
+import { type FakeOllama, type ScriptSource, startFakeOllama } from "../../tools/fake_ollama/server.ts";
+
+export interface UiEnv {
+  server: ServerHandle;
+  ollama: FakeOllama;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+export async function startUiEnv(defaultScript?: ScriptSource): Promise<UiEnv> {
+  const ollama = await startFakeOllama(defaultScript ? { defaultScript } : {});
+  const server = await startTestServer({ args: ["--ollama", ollama.url] });
+  const browser = await launchBrowser();
+  return {
+    server,
+    ollama,
+    browser,
+    async close() {
+      await browser.close();
+      await server.stop();
+      await ollama.close();
+    },
+  };
+}
+
+export interface OpenPage {
+  page: Page;
+  errors: string[];
+}
+
+/** Opens the app at `viewport` and logs in through the login page. */
+export async function openLoggedIn(
+  env: UiEnv,
+  viewport = { width: 1440, height: 900 },
+): Promise<OpenPage> {
+  const ctx = await env.browser.newContext({ viewport, permissions: [] });
+  const page = await ctx.newPage();
+  const errors = watchPageErrors(page);
+  await page.goto(`${env.server.url}/`);
+  await page.fill("[data-testid=login-token]", readBootstrapToken(env.server.home));
+  await page.click("[data-testid=login-submit]");
+  await page.waitForSelector("[data-testid=workspace]", { timeout: 10_000 });
+  return { page, errors };
+}
+
+/** On narrow screens the navigation is an overlay: open it when it is off-screen. */
+export async function ensureNav(page: Page): Promise<void> {
+  const narrow = await page.evaluate(() => innerWidth <= 900);
+  if (!narrow) return;
+  const open = await page.$(".workspace.nav-open");
+  if (!open) await page.click("[data-testid=open-nav]");
+  await page.waitForSelector(".workspace.nav-open");
+  await page.waitForTimeout(250); // slide-in transition
+}
+
+/** Creates an Agent through the dialog and waits until it is selected. */
+export async function createAgent(page: Page, name: string): Promise<void> {
+  await ensureNav(page);
+  await page.click("[data-testid=new-agent]");
+  await page.fill("[data-testid=dialog-input]", name);
+  await page.click("[data-testid=dialog-confirm]");
+  await page.waitForFunction(
+    (n) => {
+      const sel = document.querySelector<HTMLSelectElement>("[data-testid=agent-switcher]");
+      return sel?.selectedOptions[0]?.textContent === n;
+    },
+    name,
+    { timeout: 10_000 },
+  );
+}
+
+/** Creates a Conversation and waits for its empty chat. */
+export async function createConversation(page: Page): Promise<void> {
+  const empty = await page.$("[data-testid=empty-new-conversation]");
+  if (empty) await empty.click();
+  else {
+    await ensureNav(page);
+    await page.click("[data-testid=new-conversation]");
+  }
+  await page.waitForSelector("[data-testid=composer-input]", { timeout: 10_000 });
+}
+
+/** Types a message and presses Enter. */
+export async function send(page: Page, text: string): Promise<void> {
+  await page.fill("[data-testid=composer-input]", text);
+  await page.press("[data-testid=composer-input]", "Enter");
+}
+
+/** Number of Turns the server holds for the open conversation (through the API, same cookie). */
+export async function turnCount(page: Page): Promise<number> {
+  return await page.evaluate(async () => {
+    const m = /^#\/a\/([^/]+)\/c\/([^/]+)$/.exec(location.hash);
+    if (!m) return -1;
+    const r = await fetch(`/api/agents/${m[1]}/sessions/${m[2]}`);
+    const body = await r.json();
+    return Array.isArray(body.turns) ? body.turns.length : -1;
+  });
+}
+
+export { watchPageErrors };

@@ -1,0 +1,59 @@
+/**
+ * Screenshots of the main screens at 1440×900 and 390×844, written to
+ * test-artifacts/screenshots/ (git-ignored) by the test command, for people
+ * to look at. Each capture also asserts the screen rendered without page or
+ * CSP errors.
+ */
+import { assertEquals } from "../helpers/assert.ts";
+import { screenshotDir } from "../helpers/browser.ts";
+import type { Page } from "../helpers/browser.ts";
+import { createAgent, createConversation, openLoggedIn, send, startUiEnv } from "./_ui_support.ts";
+
+const VIEWPORTS = [
+  { name: "desktop", width: 1440, height: 900 },
+  { name: "mobile", width: 390, height: 844 },
+];
+
+async function shot(page: Page, name: string) {
+  await page.screenshot({ path: `${screenshotDir()}${name}.png` });
+}
+
+for (const vp of VIEWPORTS) {
+  Deno.test(`screenshots of the main screens at ${vp.width}x${vp.height}`, async () => {
+    const env = await startUiEnv();
+    try {
+      const ctx = await env.browser.newContext({ viewport: vp });
+      const login = await ctx.newPage();
+      await login.goto(`${env.server.url}/`);
+      await login.waitForSelector("[data-testid=login-page]");
+      await shot(login, `${vp.name}-01-login`);
+      await ctx.close();
+
+      const { page, errors } = await openLoggedIn(env, vp);
+      await shot(page, `${vp.name}-02-workspace-empty`);
+      await createAgent(page, "Research helper");
+      await createConversation(page);
+      await shot(page, `${vp.name}-03-new-conversation`);
+      await send(page, "Show me what you can do, with some **Markdown**.");
+      await page.waitForSelector("[data-testid=assistant-markdown]", { timeout: 20_000 })
+        .catch(() => {});
+      await shot(page, `${vp.name}-04-answer`);
+      await page.fill("[data-testid=composer-input]", "/");
+      await shot(page, `${vp.name}-05-command-help`);
+      await page.fill("[data-testid=composer-input]", "");
+      if (vp.name === "mobile") {
+        await page.click("[data-testid=open-nav]");
+        await shot(page, `${vp.name}-06-nav-overlay`);
+        await page.click(".nav-scrim", { position: { x: 370, y: 400 } });
+      }
+      await page.click("[data-testid=toggle-details]");
+      await page.waitForSelector("[data-testid=run-details]");
+      const first = await page.$("[data-testid=timeline-event]");
+      if (first) await first.click();
+      await shot(page, `${vp.name}-07-run-details`);
+      assertEquals(errors.filter((e) => /Content Security Policy|pageerror/.test(e)), []);
+    } finally {
+      await env.close();
+    }
+  });
+}

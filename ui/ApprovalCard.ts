@@ -1,0 +1,37 @@
+/**
+ * A pending tool approval inline above the composer [UI-4, TL-2]: the tool,
+ * its bounded preview and diff as text, and Approve / Deny of this existing
+ * pending id only.
+ */
+import { html } from "htm/preact";
+import { useState } from "preact/hooks";
+import type { PendingPermission } from "./lib/types.ts";
+
+export interface ApprovalCardProps {
+  permission: PendingPermission;
+  onDecide(id: string, decision: "approve" | "deny"): Promise<void>;
+}
+
+export function ApprovalCard({ permission, onDecide }: ApprovalCardProps) {
+  const [busy, setBusy] = useState(false);
+  const decide = async (d: "approve" | "deny") => {
+    setBusy(true);
+    try {
+      await onDecide(permission.id, d);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`
+    <section class="approval" data-testid="approval" aria-label=${`Approval for ${permission.tool}`}>
+      <header><strong>Approval needed</strong> <code class="pill">${permission.tool}</code></header>
+      ${permission.preview && html`<pre class="approval-preview">${permission.preview}</pre>`}
+      ${permission.diff && html`<pre class="approval-diff">${permission.diff.split("\n").map((l) =>
+        html`<span class=${l.startsWith("+") ? "diff-add" : l.startsWith("-") ? "diff-del" : ""}>${l}\n</span>`)}</pre>`}
+      <div class="approval-actions">
+        <button type="button" class="btn btn-ghost" disabled=${busy} onClick=${() => decide("deny")}>Deny</button>
+        <button type="button" class="btn btn-primary" disabled=${busy} onClick=${() => decide("approve")}>Approve</button>
+      </div>
+    </section>
+  `;
+}

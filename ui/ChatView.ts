@@ -1,0 +1,102 @@
+/**
+ * The centre column [UI-1]: the Turn list with upward history paging through
+ * the server cursor, autoscroll that follows the latest message while the user
+ * is at the bottom and pauses when they scroll up, and "Back to latest".
+ */
+import { html } from "htm/preact";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { Icon } from "./Icon.ts";
+import { TurnView } from "./TurnView.ts";
+import { isNearBottom } from "./lib/format.ts";
+import type { RunStore } from "./lib/run_store.ts";
+import type { MarkdownRenderer } from "./lib/sanitize.ts";
+import type { Turn } from "./lib/types.ts";
+
+export interface ChatViewProps {
+  conversationId: string;
+  turns: Turn[];
+  hasOlder: boolean;
+  loadingOlder: boolean;
+  runs: RunStore;
+  /** Changes whenever live run state changes, to re-evaluate autoscroll. */
+  liveTick: number;
+  renderer: MarkdownRenderer;
+  onLoadOlder(): void;
+  onStop(runId: string): void;
+  onRetry(message: string): void;
+  onDetails(runId: string): void;
+}
+
+export function ChatView(p: ChatViewProps) {
+  const ref = useRef<HTMLDivElement>(null);
+  const [following, setFollowing] = useState(true);
+  const prevHeight = useRef(0);
+  const prepending = useRef(false);
+
+  useEffect(() => setFollowing(true), [p.conversationId]);
+
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    if (prepending.current) {
+      // Keep the viewport on the same message after older turns are added above.
+      el.scrollTop += el.scrollHeight - prevHeight.current;
+      prepending.current = false;
+    } else if (following) {
+      el.scrollTop = el.scrollHeight;
+    }
+    prevHeight.current = el.scrollHeight;
+  }, [p.turns, p.liveTick, following, p.conversationId]);
+
+  const onScroll = () => {
+    const el = ref.current;
+    if (!el) return;
+    const atBottom = isNearBottom(el.scrollTop, el.clientHeight, el.scrollHeight);
+    if (atBottom !== following) setFollowing(atBottom);
+  };
+
+  const loadOlder = () => {
+    prevHeight.current = ref.current?.scrollHeight ?? 0;
+    prepending.current = true;
+    p.onLoadOlder();
+  };
+
+  const backToLatest = () => {
+    const el = ref.current;
+    if (el) el.scrollTo({ top: el.scrollHeight, behavior: "smooth" });
+    setFollowing(true);
+  };
+
+  return html`
+    <div class="chat-wrap">
+      <div class="chat" ref=${ref} onScroll=${onScroll} data-testid="chat-scroll"
+        role="log" aria-label="Conversation" aria-live="off">
+        <div class="chat-inner">
+          ${p.hasOlder && html`
+            <div class="older">
+              <button type="button" class="btn btn-sm btn-ghost" data-testid="load-older"
+                disabled=${p.loadingOlder} onClick=${loadOlder}>
+                ${p.loadingOlder ? "Loading…" : "Load earlier messages"}
+              </button>
+            </div>`}
+          ${p.turns.length === 0 && html`
+            <div class="empty-chat" data-testid="empty-chat">
+              <h2>Start the conversation</h2>
+              <p>Ask anything. Type <kbd>/</kbd> for commands.</p>
+              <p class="small"><kbd>Enter</kbd> sends${" · "}<kbd>Shift</kbd>+<kbd>Enter</kbd> new
+                line${" · "}<kbd>Esc</kbd> stops a running answer</p>
+            </div>`}
+          ${p.turns.map((t) => html`
+            <${TurnView} key=${t.id} turn=${t} run=${t.runId ? p.runs.get(t.runId) : undefined}
+              renderer=${p.renderer} onStop=${p.onStop} onRetry=${p.onRetry}
+              onDetails=${p.onDetails} />`)}
+        </div>
+      </div>
+      ${!following && html`
+        <button type="button" class="back-to-latest" data-testid="back-to-latest"
+          onClick=${backToLatest} aria-label="Back to latest message">
+          <${Icon} name="down" /> Back to latest
+        </button>`}
+    </div>
+  `;
+}

@@ -1,0 +1,140 @@
+/**
+ * The fixed composer [UI-1, UI-4]: textarea (Enter sends, Shift+Enter new
+ * line), Send/Stop, the context meter, the per-Conversation model picker, a
+ * "compact next turn" chip, the slash-command help panel and the last command
+ * result. Slash input goes to the command endpoint, never to a Turn [SC-1].
+ */
+import { html } from "htm/preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { Icon } from "./Icon.ts";
+import { meterView } from "./lib/format.ts";
+import type {
+  CommandDescriptor,
+  CommandResult,
+  ContextProjection,
+  ModelProfile,
+} from "./lib/types.ts";
+
+export interface ComposerProps {
+  draft: string;
+  modelId: string | null;
+  compactNext: boolean;
+  models: ModelProfile[];
+  projection: ContextProjection | null;
+  commands: CommandDescriptor[];
+  commandResult: CommandResult | null;
+  activeRunId: string | null;
+  sending: boolean;
+  onDraft(text: string): void;
+  onModel(id: string | null): void;
+  onClearCompact(): void;
+  onSubmit(text: string): void;
+  onStop(runId: string): void;
+  onDismissResult(): void;
+}
+
+export function Composer(p: ComposerProps) {
+  const ref = useRef<HTMLTextAreaElement>(null);
+  const [helpOpen, setHelpOpen] = useState(false);
+  const meter = meterView(p.projection);
+  const slash = p.draft.startsWith("/");
+  const typed = slash ? p.draft.slice(1).split(" ")[0] : "";
+  const matches = slash
+    ? p.commands.filter((c) => c.name.startsWith(typed) || c.aliases.some((a) => a.startsWith(typed)))
+    : [];
+
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    el.style.height = "auto";
+    el.style.height = `${Math.min(el.scrollHeight, 240)}px`;
+  }, [p.draft]);
+
+  const submit = () => {
+    const text = p.draft.trim();
+    if (text === "" || p.sending) return;
+    if (p.activeRunId !== null && !text.startsWith("/")) return;
+    p.onSubmit(text);
+  };
+
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      submit();
+    }
+  };
+
+  const showHelp = helpOpen || (slash && p.draft.indexOf(" ") < 0);
+  return html`
+    <div class="composer-wrap">
+      ${p.commandResult && html`
+        <section class="command-result" data-testid="command-result" aria-label="Command result">
+          <header>
+            <strong>${p.commandResult.title}</strong>
+            <span class="muted">/${p.commandResult.command} · not sent to the model</span>
+            <button type="button" class="icon-btn" aria-label="Dismiss command result"
+              onClick=${p.onDismissResult}><${Icon} name="close" /></button>
+          </header>
+          <dl>
+            ${p.commandResult.lines.map((l) => html`<div class="kv"><dt>${l.label}</dt><dd>${l.value}</dd></div>`)}
+          </dl>
+        </section>`}
+      ${showHelp && html`
+        <section class="command-help" data-testid="command-help" aria-label="Slash commands">
+          <header><strong>Commands</strong><span class="muted">run locally, never sent to the model</span></header>
+          <ul>
+            ${(slash ? matches : p.commands).map((c) => html`
+              <li>
+                <button type="button" class="command-item" onClick=${() => {
+                  p.onDraft(`/${c.name}${c.args.length ? " " : ""}`);
+                  setHelpOpen(false);
+                  ref.current?.focus();
+                }}>
+                  <code>${c.usage}</code>
+                  <span>${c.summary}</span>
+                  ${c.aliases.length > 0 && html`<span class="muted">alias ${c.aliases.map((a) => `/${a}`).join(", ")}</span>`}
+                </button>
+              </li>`)}
+            ${slash && matches.length === 0 && html`<li class="muted">No command matches /${typed}</li>`}
+          </ul>
+        </section>`}
+      <div class="composer" data-testid="composer">
+        <textarea ref=${ref} class="composer-input" rows="1" value=${p.draft}
+          placeholder=${p.activeRunId ? "Wait for the answer, or press Esc to stop…" : "Message the agent… ( / for commands)"}
+          aria-label="Message" data-testid="composer-input" maxLength=${16384}
+          onInput=${(e: Event) => p.onDraft((e.target as HTMLTextAreaElement).value)}
+          onKeyDown=${onKeyDown}></textarea>
+        <div class="composer-bar">
+          <div class="composer-tools">
+            <label class="model-picker">
+              <span class="sr-only">Model for this conversation</span>
+              <select class="select" data-testid="model-picker" value=${p.modelId ?? ""}
+                onChange=${(e: Event) => p.onModel((e.target as HTMLSelectElement).value || null)}>
+                <option value="">Default model</option>
+                ${p.models.map((m) => html`<option value=${m.id}>${m.id}${m.available ? "" : " (unavailable)"}</option>`)}
+              </select>
+            </label>
+            <span class=${`meter meter-${meter.level}`} data-testid="context-meter" title=${meter.title}>
+              <span class="meter-bar" aria-hidden="true"><span class=${`meter-fill fill-${Math.round((meter.usedPercent ?? 0) / 10) * 10}`}></span></span>
+              <span class="meter-text">${meter.text}</span>
+            </span>
+            ${p.compactNext && html`
+              <button type="button" class="chip" onClick=${p.onClearCompact}
+                aria-label="Cancel compaction for the next turn">compact next turn ×</button>`}
+          </div>
+          <div class="composer-actions">
+            <button type="button" class="icon-btn" aria-label="Show slash commands"
+              aria-expanded=${showHelp} onClick=${() => setHelpOpen(!helpOpen)}><${Icon} name="help" /></button>
+            ${p.activeRunId
+              ? html`<button type="button" class="btn btn-danger" data-testid="composer-stop"
+                  aria-label="Stop the active run (Esc)" onClick=${() => p.onStop(p.activeRunId!)}>
+                  <${Icon} name="stop" /> Stop</button>`
+              : html`<button type="button" class="btn btn-primary" data-testid="send"
+                  aria-label="Send message" disabled=${p.sending || p.draft.trim() === ""}
+                  onClick=${submit}><${Icon} name="send" /> Send</button>`}
+          </div>
+        </div>
+      </div>
+    </div>
+  `;
+}

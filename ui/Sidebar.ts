@@ -1,0 +1,115 @@
+/**
+ * The left navigation [UI-1, UI-5]: the Agent switcher with create / rename /
+ * rebuild / delete (the system Agent is protected), and the Conversation list
+ * with a per-item menu (rename / branch / delete) shown in a top-layer popover
+ * anchored to its button, so it is never clipped by the scrolling list.
+ */
+import { html } from "htm/preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { Icon } from "./Icon.ts";
+import { fmtRelative } from "./lib/format.ts";
+import type { Agent, Conversation } from "./lib/types.ts";
+
+export interface SidebarProps {
+  agents: Agent[];
+  agentId: string | null;
+  conversations: Conversation[];
+  conversationId: string | null;
+  busyConversations: ReadonlySet<string>;
+  onSelectAgent(id: string): void;
+  onCreateAgent(): void;
+  onRenameAgent(): void;
+  onRebuildAgent(): void;
+  onDeleteAgent(): void;
+  onSelectConversation(id: string): void;
+  onCreateConversation(): void;
+  onRenameConversation(id: string): void;
+  onBranchConversation(id: string): void;
+  onDeleteConversation(id: string): void;
+  onLogout(): void;
+}
+
+export function Sidebar(p: SidebarProps) {
+  const [menuFor, setMenuFor] = useState<string | null>(null);
+  const popRef = useRef<HTMLDivElement>(null);
+  const agent = p.agents.find((a) => a.id === p.agentId) ?? null;
+
+  useEffect(() => {
+    const el = popRef.current;
+    if (!el) return;
+    if (menuFor && !el.matches(":popover-open")) el.showPopover();
+    if (!menuFor && el.matches(":popover-open")) el.hidePopover();
+  }, [menuFor]);
+
+  const act = (fn: (id: string) => void) => () => {
+    const id = menuFor;
+    setMenuFor(null);
+    if (id) fn(id);
+  };
+
+  return html`
+    <nav class="sidebar" aria-label="Agents and conversations" data-testid="sidebar">
+      <div class="brand">
+        <span class="brand-mark" aria-hidden="true">AB</span>
+        <span class="brand-name">Agent Builder</span>
+      </div>
+      <section class="agent-box" aria-label="Agent">
+        <label class="field">
+          <span class="field-label">Agent</span>
+          <select class="select" data-testid="agent-switcher" value=${p.agentId ?? ""}
+            onChange=${(e: Event) => p.onSelectAgent((e.target as HTMLSelectElement).value)}>
+            ${p.agents.map((a) => html`<option value=${a.id}>${a.name}${a.system ? " (system)" : ""}</option>`)}
+          </select>
+        </label>
+        <div class="agent-actions">
+          <button type="button" class="btn btn-sm agent-new" data-testid="new-agent" onClick=${p.onCreateAgent}>
+            <${Icon} name="plus" /> New agent</button>
+          <span class="agent-spacer"></span>
+          <button type="button" class="btn btn-sm btn-ghost" disabled=${!agent || agent.system}
+            onClick=${p.onRenameAgent} title=${agent?.system ? "The system Agent is protected" : ""}>Rename</button>
+          <button type="button" class="btn btn-sm btn-ghost" disabled=${!agent || agent.system}
+            onClick=${p.onRebuildAgent} title="Rebuild runtime (next generation)">Rebuild</button>
+          <button type="button" class="btn btn-sm btn-ghost danger-text" disabled=${!agent || agent.system}
+            data-testid="delete-agent" onClick=${p.onDeleteAgent}>Delete</button>
+        </div>
+        ${agent && html`<p class="muted small">${agent.state}${agent.generation !== null ? ` · generation ${agent.generation}` : ""}</p>`}
+      </section>
+      <div class="conv-head">
+        <h2>Conversations</h2>
+        <button type="button" class="icon-btn" data-testid="new-conversation"
+          aria-label="New conversation" onClick=${p.onCreateConversation}><${Icon} name="plus" /></button>
+      </div>
+      <ul class="conv-list" data-testid="conversation-list">
+        ${p.conversations.length === 0 && html`<li class="empty small">No conversations yet.</li>`}
+        ${p.conversations.map((c) => html`
+          <li class=${`conv-item ${c.id === p.conversationId ? "active" : ""}`}>
+            <button type="button" class="conv-link" data-testid="conversation-item"
+              aria-current=${c.id === p.conversationId ? "page" : undefined}
+              onClick=${() => p.onSelectConversation(c.id)}>
+              <span class="conv-title">${c.title}</span>
+              <span class="conv-meta">
+                ${p.busyConversations.has(c.id) && html`<span class="status-dot running" aria-label="running"></span>`}
+                ${fmtRelative(c.updatedAt)}
+              </span>
+            </button>
+            <button type="button" class=${`icon-btn conv-more ${menuFor === c.id ? "menu-anchor" : ""}`}
+              aria-label=${`Actions for ${c.title}`} aria-haspopup="menu" data-testid="conversation-menu"
+              aria-expanded=${menuFor === c.id}
+              onClick=${() => setMenuFor(menuFor === c.id ? null : c.id)}><${Icon} name="more" /></button>
+          </li>`)}
+      </ul>
+      <div class="sidebar-foot">
+        <p class="muted small">Single-operator install: this browser can manage every Agent.</p>
+        <button type="button" class="btn btn-sm btn-ghost" data-testid="logout" onClick=${p.onLogout}>
+          <${Icon} name="logout" /> Log out</button>
+      </div>
+      <div ref=${popRef} popover="auto" class="menu-popover" role="menu" data-testid="conversation-popover"
+        onToggle=${(e: ToggleEvent) => e.newState === "closed" && setMenuFor(null)}>
+        <button type="button" role="menuitem" class="menu-item" onClick=${act(p.onRenameConversation)}>Rename</button>
+        <button type="button" role="menuitem" class="menu-item" onClick=${act(p.onBranchConversation)}>Branch from here</button>
+        <button type="button" role="menuitem" class="menu-item danger-text" data-testid="menu-delete"
+          onClick=${act(p.onDeleteConversation)}>Delete</button>
+      </div>
+    </nav>
+  `;
+}

@@ -1,0 +1,475 @@
+/**
+ * The signed-in workspace [UI-1..6]: owns the page state (Agents,
+ * Conversations, the open Conversation's Turn page, models, context
+ * projection, approvals, dialogs, errors) and wires the Sidebar, ChatView,
+ * Composer and RunDetails together. Data access goes through `lib/endpoints`
+ * and live Runs through one RunStore, so switching Conversations keeps every
+ * live Run, draft and model choice.
+ */
+import { html } from "htm/preact";
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { ApprovalCard } from "./ApprovalCard.ts";
+import { ChatView } from "./ChatView.ts";
+import { Composer } from "./Composer.ts";
+import { Dialog, type DialogRequest } from "./Dialog.ts";
+import { ErrorToast } from "./ErrorToast.ts";
+import { Icon } from "./Icon.ts";
+import { ModelBanner } from "./ModelBanner.ts";
+import { RunDetails } from "./RunDetails.ts";
+import { Sidebar } from "./Sidebar.ts";
+import { createDraftStore } from "./lib/drafts.ts";
+import { createApi, errorCode, type Requester } from "./lib/endpoints.ts";
+import { mergeTurns } from "./lib/format.ts";
+import { describeError } from "./lib/messages.ts";
+import { formatPlace, parsePlace } from "./lib/route.ts";
+import { createRunStore, type RunView } from "./lib/run_store.ts";
+import { createMarkdownRenderer } from "./lib/sanitize.ts";
+import type {
+  Agent,
+  CommandDescriptor,
+  CommandResult,
+  ContextProjection,
+  Conversation,
+  ModelProfile,
+  PendingPermission,
+  Turn,
+} from "./lib/types.ts";
+
+export interface WorkspaceProps {
+  request: Requester;
+  onLogout(): void;
+}
+
+const AGENT_NAME_MAX = 64;
+const TITLE_MAX = 120;
+const PERMISSION_POLL_MS = 2000;
+
+export function Workspace({ request, onLogout }: WorkspaceProps) {
+  const api = useMemo(() => createApi(request), [request]);
+  const renderer = useMemo(() => createMarkdownRenderer(window), []);
+  const drafts = useMemo(() => createDraftStore(globalThis.sessionStorage), []);
+  const onTerminalRef = useRef<(v: RunView) => void>(() => {});
+  const runs = useMemo(() => createRunStore((v) => onTerminalRef.current(v)), []);
+
+  const initial = useMemo(() => parsePlace(location.hash), []);
+  const [agents, setAgents] = useState<Agent[]>([]);
+  const [agentId, setAgentId] = useState<string | null>(null);
+  const [conversations, setConversations] = useState<Conversation[]>([]);
+  const [convId, setConvId] = useState<string | null>(null);
+  const [turns, setTurns] = useState<Turn[]>([]);
+  const [before, setBefore] = useState<string | null>(null);
+  const [loadingOlder, setLoadingOlder] = useState(false);
+  const [models, setModels] = useState<ModelProfile[]>([]);
+  const [health, setHealth] = useState<{ model: string; reason: string | null } | null>(null);
+  const [projection, setProjection] = useState<ContextProjection | null>(null);
+  const [commands, setCommands] = useState<CommandDescriptor[]>([]);
+  const [commandResult, setCommandResult] = useState<CommandResult | null>(null);
+  const [permissions, setPermissions] = useState<PendingPermission[]>([]);
+  const [detailsOpen, setDetailsOpen] = useState(false);
+  const [detailsRun, setDetailsRun] = useState<string | null>(null);
+  const [navOpen, setNavOpen] = useState(false);
+  const [dialog, setDialog] = useState<DialogRequest | null>(null);
+  const [error, setError] = useState<{ message: string; code: string | null } | null>(null);
+  const [tick, setTick] = useState(0);
+  const [sending, setSending] = useState(false);
+  const [prefs, setPrefs] = useState(() => drafts.get(""));
+
+  useEffect(() => runs.subscribe(() => setTick((t) => t + 1)), [runs]);
+  useEffect(() => () => runs.closeAll(), [runs]);
+
+  const fail = useCallback((err: unknown) => {
+    const code = err instanceof TypeError ? "network_error" : errorCode(err);
+    // A 401 already sends the app back to the login page (api.ts onUnauthorized).
+    if (code === "unauthorized") return;
+    setError({ message: describeError(code), code });
+  }, []);
+
+  const refreshHealth = useCallback(() => {
+    api.health().then(setHealth, fail);
+    api.listModels().then(setModels, () => setModels([]));
+  }, [api, fail]);
+
+  // ── Agents ────────────────────────────────────────────────────────────────
+  const loadAgents = useCallback(async (prefer?: string | null) => {
+    const list = await api.listAgents();
+    setAgents(list);
+    const pick = list.find((a) => a.id === prefer) ?? list.find((a) => a.id === agentId) ??
+      list.find((a) => !a.system) ?? list[0] ?? null;
+    setAgentId(pick ? pick.id : null);
+  }, [api, agentId]);
+
+  useEffect(() => {
+    loadAgents(initial.agentId).catch(fail);
+    refreshHealth();
+  }, []);
+
+  // ── Conversations of the Agent ───────────────────────────────────────────
+  const loadConversations = useCallback(async (agent: string, prefer?: string | null) => {
+    const list = await api.listConversations(agent);
+    setConversations(list);
+    setConvId((cur) => {
+      const want = prefer ?? cur;
+      return list.find((c) => c.id === want)?.id ?? list[0]?.id ?? null;
+    });
+  }, [api]);
+
+  useEffect(() => {
+    if (!agentId) return;
+    setConversations([]);
+    setConvId(null);
+    setCommandResult(null);
+    loadConversations(agentId, agentId === initial.agentId ? initial.conversationId : null)
+      .catch(fail);
+    api.listCommands(agentId).then(setCommands, () => setCommands([]));
+    api.listPermissions(agentId).then(setPermissions, () => setPermissions([]));
+  }, [agentId]);
+
+  useEffect(() => {
+    history.replaceState(null, "", formatPlace({ agentId, conversationId: convId }) || "#");
+  }, [agentId, convId]);
+
+  // ── The open Conversation ────────────────────────────────────────────────
+  const loadPage = useCallback(async (agent: string, conv: string) => {
+    const page = await api.getConversation(agent, conv);
+    setTurns((cur) => (cur.length && cur[0] && page.turns.length ? mergeTurns(cur.filter((t) =>
+      page.turns.some((p) => p.id === t.id) || t.seq < page.turns[0].seq
+    ), page.turns) : page.turns));
+    setBefore((cur) => cur ?? page.before);
+    for (const t of page.turns) {
+      if (t.state === "running" && t.runId) runs.watch(agent, conv, t.runId);
+    }
+  }, [api, runs]);
+
+  const refreshProjection = useCallback((agent: string, conv: string) => {
+    api.contextPreview(agent, conv).then(setProjection, (err) => {
+      setProjection({
+        available: false,
+        reason: errorCode(err),
+        usedTokens: null,
+        window: null,
+        remainingPercent: null,
+        safeUserTokens: null,
+        beforeCompaction: null,
+      });
+    });
+  }, [api]);
+
+  useEffect(() => {
+    setTurns([]);
+    setBefore(null);
+    setProjection(null);
+    setCommandResult(null);
+    setPrefs(drafts.get(convId ?? ""));
+    if (!agentId || !convId) return;
+    api.getConversation(agentId, convId).then((page) => {
+      setTurns(page.turns);
+      setBefore(page.before);
+      for (const t of page.turns) {
+        if (t.state === "running" && t.runId) runs.watch(agentId, convId, t.runId);
+      }
+    }, fail);
+    refreshProjection(agentId, convId);
+  }, [agentId, convId]);
+
+  onTerminalRef.current = (v: RunView) => {
+    if (v.agentId === agentId && v.conversationId === convId) {
+      loadPage(v.agentId, v.conversationId).catch(fail);
+      refreshProjection(v.agentId, v.conversationId);
+    }
+    if (v.agentId === agentId) loadConversations(v.agentId).catch(fail);
+  };
+
+  const activeRunId = useMemo(() => {
+    const t = [...turns].reverse().find((t) => t.state === "running" && t.runId);
+    if (!t) return null;
+    return runs.get(t.runId!)?.terminal ? null : t.runId;
+  }, [turns, tick]);
+
+  const busyConversations = useMemo(() => {
+    const s = new Set<string>();
+    for (const c of conversations) if (c.activeRunId) s.add(c.id);
+    if (convId && activeRunId) s.add(convId);
+    return s;
+  }, [conversations, convId, activeRunId]);
+
+  // Approvals: poll while a Run is active in this Conversation.
+  useEffect(() => {
+    if (!agentId || !activeRunId) return;
+    const t = setInterval(() => {
+      api.listPermissions(agentId).then(setPermissions, () => {});
+    }, PERMISSION_POLL_MS);
+    return () => clearInterval(t);
+  }, [agentId, activeRunId]);
+
+  // Esc stops the active Run [UI-1].
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "Escape" || !agentId || !activeRunId) return;
+      if (document.querySelector("dialog[open], .menu-popover:popover-open")) return;
+      e.preventDefault();
+      api.cancelRun(agentId, activeRunId).catch(fail);
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [agentId, activeRunId]);
+
+  // ── Actions ──────────────────────────────────────────────────────────────
+  const setDraft = (text: string) => {
+    if (convId) drafts.set(convId, { draft: text });
+    setPrefs((p) => ({ ...p, draft: text }));
+  };
+
+  const selectConversation = (id: string) => {
+    setConvId(id);
+    setNavOpen(false);
+  };
+
+  const createConversation = async () => {
+    if (!agentId) return;
+    try {
+      const c = await api.createConversation(agentId);
+      await loadConversations(agentId, c.id);
+      setConvId(c.id);
+      setNavOpen(false);
+    } catch (err) {
+      fail(err);
+    }
+  };
+
+  const submit = async (text: string) => {
+    if (!agentId) return;
+    if (!convId) {
+      setError({ message: "Create a conversation first.", code: null });
+      return;
+    }
+    setSending(true);
+    try {
+      if (text.startsWith("/")) {
+        const r = await api.runCommand(agentId, convId, text);
+        setCommandResult(r);
+        setDraft("");
+        if (r.effect?.type === "set_model") {
+          drafts.set(convId, { modelId: r.effect.model_id });
+          setPrefs((p) => ({ ...p, modelId: r.effect?.type === "set_model" ? r.effect.model_id : null }));
+        } else if (r.effect?.type === "compact_next_turn") {
+          drafts.set(convId, { compactNext: true });
+          setPrefs((p) => ({ ...p, compactNext: true }));
+        } else if (r.effect?.type === "new_conversation") {
+          await createConversation();
+        }
+        return;
+      }
+      const body: { message: string; model_id?: string; compact?: boolean } = { message: text };
+      if (prefs.modelId) body.model_id = prefs.modelId;
+      if (prefs.compactNext) body.compact = true;
+      const { turnId, runId } = await api.startRun(agentId, convId, body);
+      drafts.set(convId, { draft: "", compactNext: false });
+      setPrefs((p) => ({ ...p, draft: "", compactNext: false }));
+      setCommandResult(null);
+      setTurns((cur) => [...cur, {
+        id: turnId,
+        seq: (cur.at(-1)?.seq ?? 0) + 1,
+        state: "running",
+        userMessage: text,
+        assistantMessage: null,
+        runId,
+        code: null,
+        stage: null,
+        retryable: false,
+        createdAt: Date.now(),
+        finishedAt: null,
+        durationMs: null,
+      }]);
+      runs.watch(agentId, convId, runId);
+      if (detailsOpen) setDetailsRun(runId);
+    } catch (err) {
+      fail(err);
+    } finally {
+      setSending(false);
+    }
+  };
+
+  const stop = (runId: string) => {
+    if (agentId) api.cancelRun(agentId, runId).catch(fail);
+  };
+
+  const loadOlder = async () => {
+    if (!agentId || !convId || !before) return;
+    setLoadingOlder(true);
+    try {
+      const page = await api.getConversation(agentId, convId, before);
+      setTurns((cur) => mergeTurns(page.turns, cur));
+      setBefore(page.before);
+    } catch (err) {
+      fail(err);
+    } finally {
+      setLoadingOlder(false);
+    }
+  };
+
+  const openDetails = (runId: string | null) => {
+    setDetailsRun(runId ?? [...turns].reverse().find((t) => t.runId)?.runId ?? null);
+    setDetailsOpen(true);
+    setNavOpen(false);
+  };
+
+  const agent = agents.find((a) => a.id === agentId) ?? null;
+  const agentDialogs = {
+    create: () =>
+      setDialog({
+        title: "New agent",
+        message: "Each Agent gets its own private workspace and state.",
+        confirmLabel: "Create agent",
+        field: { label: "Name", value: "", maxLength: AGENT_NAME_MAX },
+        onConfirm: async (name) => {
+          try {
+            const a = await api.createAgent(name);
+            await loadAgents(a.id);
+          } catch (err) {
+            fail(err);
+          }
+        },
+      }),
+    rename: () =>
+      agent && setDialog({
+        title: "Rename agent",
+        message: "Only the display name changes.",
+        confirmLabel: "Rename",
+        field: { label: "Name", value: agent.name, maxLength: AGENT_NAME_MAX },
+        onConfirm: (name) => api.renameAgent(agent.id, name).then(() => loadAgents(agent.id)).catch(fail),
+      }),
+    rebuild: () =>
+      agent && setDialog({
+        title: "Rebuild runtime?",
+        message: `Active runs of "${agent.name}" are drained or cancelled and a new generation is created.`,
+        confirmLabel: "Rebuild",
+        onConfirm: () => api.upgradeAgent(agent.id).then(() => loadAgents(agent.id)).catch(fail),
+      }),
+    remove: () =>
+      agent && setDialog({
+        title: "Delete agent?",
+        message: `"${agent.name}" and all of its conversations, workspace and history are deleted. This cannot be undone.`,
+        confirmLabel: "Delete agent",
+        danger: true,
+        onConfirm: () => api.deleteAgent(agent.id).then(() => loadAgents(null)).catch(fail),
+      }),
+  };
+  const convById = (id: string) => conversations.find((c) => c.id === id);
+  const convDialogs = {
+    rename: (id: string) =>
+      agentId && setDialog({
+        title: "Rename conversation",
+        message: "",
+        confirmLabel: "Rename",
+        field: { label: "Title", value: convById(id)?.title ?? "", maxLength: TITLE_MAX },
+        onConfirm: (title) =>
+          api.renameConversation(agentId, id, title).then(() => loadConversations(agentId)).catch(fail),
+      }),
+    branch: async (id: string) => {
+      if (!agentId) return;
+      try {
+        const c = await api.branchConversation(agentId, id);
+        await loadConversations(agentId, c?.id ?? id);
+      } catch (err) {
+        fail(err);
+      }
+    },
+    remove: (id: string) =>
+      agentId && setDialog({
+        title: "Delete conversation?",
+        message: `"${convById(id)?.title ?? "This conversation"}" and its history are deleted.`,
+        confirmLabel: "Delete",
+        danger: true,
+        onConfirm: async () => {
+          try {
+            await api.deleteConversation(agentId, id);
+            drafts.forget(id);
+            await loadConversations(agentId, convId === id ? null : convId);
+          } catch (err) {
+            fail(err);
+          }
+        },
+      }),
+  };
+
+  const convPermissions = permissions.filter((p) =>
+    p.conversationId === null || p.conversationId === convId
+  );
+  const conv = conversations.find((c) => c.id === convId) ?? null;
+  const modelDown = health !== null && health.model !== "available";
+
+  return html`
+    <div class=${`workspace ${detailsOpen ? "with-details" : ""} ${navOpen ? "nav-open" : ""}`}
+      data-testid="workspace">
+      <div class="nav-scrim" onClick=${() => setNavOpen(false)} aria-hidden="true"></div>
+      <${Sidebar} agents=${agents} agentId=${agentId} conversations=${conversations}
+        conversationId=${convId} busyConversations=${busyConversations}
+        onSelectAgent=${(id: string) => setAgentId(id)} onCreateAgent=${agentDialogs.create}
+        onRenameAgent=${agentDialogs.rename} onRebuildAgent=${agentDialogs.rebuild}
+        onDeleteAgent=${agentDialogs.remove} onSelectConversation=${selectConversation}
+        onCreateConversation=${createConversation} onRenameConversation=${convDialogs.rename}
+        onBranchConversation=${convDialogs.branch} onDeleteConversation=${convDialogs.remove}
+        onLogout=${onLogout} />
+      <main class="main" aria-label="Chat">
+        <header class="topbar">
+          <button type="button" class="icon-btn nav-toggle" aria-label="Open navigation"
+            data-testid="open-nav" onClick=${() => {
+              setNavOpen(true);
+              setDetailsOpen(false);
+            }}><${Icon} name="menu" /></button>
+          <div class="topbar-title">
+            <h1 data-testid="conversation-title">${conv?.title ?? (agent ? agent.name : "Agent Builder")}</h1>
+            ${agent && conv && html`<span class="muted small">${agent.name}</span>`}
+          </div>
+          <button type="button" class=${`btn btn-sm btn-ghost ${detailsOpen ? "active" : ""}`}
+            data-testid="toggle-details" aria-pressed=${detailsOpen}
+            aria-label=${detailsOpen ? "Hide run details" : "Show run details"}
+            onClick=${() => (detailsOpen ? setDetailsOpen(false) : openDetails(detailsRun))}>
+            <${Icon} name="panel" /> <span class="hide-narrow">Run details</span>
+          </button>
+        </header>
+        ${modelDown && html`<${ModelBanner} reason=${health?.reason ?? null} onRecheck=${refreshHealth} />`}
+        ${error && html`<${ErrorToast} message=${error.message} code=${error.code}
+          onDismiss=${() => setError(null)} />`}
+        ${convId
+          ? html`
+            <${ChatView} conversationId=${convId} turns=${turns} hasOlder=${before !== null}
+              loadingOlder=${loadingOlder} runs=${runs} liveTick=${tick} renderer=${renderer}
+              onLoadOlder=${loadOlder} onStop=${stop} onRetry=${setDraft}
+              onDetails=${openDetails} />
+            <div class="approvals">
+              ${convPermissions.map((p) => html`<${ApprovalCard} key=${p.id} permission=${p}
+                onDecide=${(id: string, d: "approve" | "deny") =>
+                  api.decidePermission(agentId!, id, d).then(
+                    () => api.listPermissions(agentId!).then(setPermissions),
+                    fail,
+                  )} />`)}
+            </div>
+            <${Composer} draft=${prefs.draft} modelId=${prefs.modelId} compactNext=${prefs.compactNext}
+              models=${models} projection=${projection} commands=${commands}
+              commandResult=${commandResult} activeRunId=${activeRunId} sending=${sending}
+              onDraft=${setDraft} onModel=${(id: string | null) => {
+                if (convId) drafts.set(convId, { modelId: id });
+                setPrefs((p) => ({ ...p, modelId: id }));
+              }}
+              onClearCompact=${() => {
+                if (convId) drafts.set(convId, { compactNext: false });
+                setPrefs((p) => ({ ...p, compactNext: false }));
+              }}
+              onSubmit=${submit} onStop=${stop} onDismissResult=${() => setCommandResult(null)} />`
+          : html`
+            <div class="empty-main" data-testid="empty-main">
+              <h2>${agent ? `No conversation open` : "Loading…"}</h2>
+              ${agent && html`
+                <p>Start a conversation with <strong>${agent.name}</strong>.</p>
+                <button type="button" class="btn btn-primary" data-testid="empty-new-conversation"
+                  onClick=${createConversation}><${Icon} name="plus" /> New conversation</button>`}
+            </div>`}
+      </main>
+      ${detailsOpen && agentId && html`
+        <${RunDetails} api=${api} agentId=${agentId} runId=${detailsRun}
+          live=${detailsRun ? runs.get(detailsRun) : undefined} onClose=${() => setDetailsOpen(false)} />`}
+      ${dialog && html`<${Dialog} request=${dialog} onClose=${() => setDialog(null)} />`}
+    </div>
+  `;
+}

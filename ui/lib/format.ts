@@ -1,0 +1,81 @@
+/**
+ * Small pure formatters for the chat and composer: the context meter text
+ * [UI-4] ("~X / window, N% left" or the unavailable reason), token counts,
+ * durations and relative times.
+ */
+import type { ContextProjection, Turn } from "./types.ts";
+
+export function fmtTokens(n: number): string {
+  if (n < 1000) return String(Math.round(n));
+  if (n < 100_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${Math.round(n / 1000)}k`;
+}
+
+export interface MeterView {
+  text: string;
+  /** 0..100 used, or null when unavailable. */
+  usedPercent: number | null;
+  level: "ok" | "warn" | "high" | "unknown";
+  title: string;
+}
+
+export function meterView(p: ContextProjection | null): MeterView {
+  if (p === null) {
+    return { text: "Context: loading…", usedPercent: null, level: "unknown", title: "" };
+  }
+  if (!p.available || p.usedTokens === null || p.window === null) {
+    const reason = p.reason ?? "unknown";
+    return {
+      text: `Context: unavailable (${reason})`,
+      usedPercent: null,
+      level: "unknown",
+      title: `The next turn's size cannot be estimated: ${reason}`,
+    };
+  }
+  const left = p.remainingPercent ?? Math.max(0, Math.round(100 * (1 - p.usedTokens / p.window)));
+  const used = 100 - left;
+  const extra = [
+    p.safeUserTokens !== null ? `room for ~${fmtTokens(p.safeUserTokens)} tokens of message` : "",
+    p.beforeCompaction !== null ? `~${fmtTokens(p.beforeCompaction)} before compaction` : "",
+  ].filter(Boolean).join("; ");
+  return {
+    text: `~${fmtTokens(p.usedTokens)} / ${fmtTokens(p.window)}, ${left}% left`,
+    usedPercent: used,
+    level: used >= 80 ? "high" : used >= 60 ? "warn" : "ok",
+    title: extra,
+  };
+}
+
+export function fmtDuration(ms: number | null): string {
+  if (ms === null || ms < 0) return "";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} m ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+export function turnDuration(t: Turn): number | null {
+  if (t.durationMs !== null && t.durationMs > 0) return t.durationMs;
+  return t.createdAt !== null && t.finishedAt !== null ? t.finishedAt - t.createdAt : null;
+}
+
+export function fmtRelative(at: number | null, now = Date.now()): string {
+  if (at === null) return "";
+  const s = Math.round((now - at) / 1000);
+  if (s < 45) return "just now";
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86_400) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86_400)} d ago`;
+}
+
+/** Scroll position test for autoscroll: within `slack` px of the bottom. */
+export function isNearBottom(top: number, height: number, scrollHeight: number, slack = 48) {
+  return scrollHeight - (top + height) <= slack;
+}
+
+/** Merges an older page in front of the loaded turns, without duplicates, in seq order. */
+export function mergeTurns(older: readonly Turn[], current: readonly Turn[]): Turn[] {
+  const byId = new Map<string, Turn>();
+  for (const t of older) byId.set(t.id, t);
+  for (const t of current) byId.set(t.id, t);
+  return [...byId.values()].sort((a, b) => a.seq - b.seq);
+}

@@ -1,0 +1,141 @@
+/**
+ * Live state of Runs the browser watches, keyed by run id, so switching
+ * Conversations keeps each live Run [UI-5]. Pure reducer (`applyMessage`)
+ * plus a small store that owns one SSE connection per running Run. Deltas
+ * accumulate as plain text; durable envelopes are kept once per seq.
+ */
+import { toEnvelope, type EventEnvelope } from "./types.ts";
+import { openEventStream, type SseMessage, type StreamHandle } from "./sse.ts";
+
+export const TERMINAL_KINDS = new Set([
+  "run.completed",
+  "run.failed",
+  "run.cancelled",
+  "run.interrupted",
+]);
+
+/** Bound on the live text kept per Run (the server commits ≤ 12 KiB). */
+export const LIVE_TEXT_MAX_CHARS = 64 * 1024;
+
+export interface RunView {
+  runId: string;
+  agentId: string;
+  conversationId: string;
+  events: EventEnvelope[];
+  liveText: string;
+  terminal: EventEnvelope | null;
+  connection: "connecting" | "open" | "closed" | "lost";
+  lostReason: string | null;
+  gaps: number;
+}
+
+export function emptyRun(agentId: string, conversationId: string, runId: string): RunView {
+  return {
+    runId,
+    agentId,
+    conversationId,
+    events: [],
+    liveText: "",
+    terminal: null,
+    connection: "connecting",
+    lostReason: null,
+    gaps: 0,
+  };
+}
+
+function deltaText(payload: Record<string, unknown>): string {
+  for (const k of ["text", "delta", "content"]) {
+    const v = payload[k];
+    if (typeof v === "string") return v;
+  }
+  return "";
+}
+
+/** Applies one SSE message to a RunView (returns a new object when it changed). */
+export function applyMessage(view: RunView, msg: SseMessage): RunView {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(msg.data);
+  } catch {
+    return view; // not JSON: ignore rather than render it
+  }
+  const env = toEnvelope(parsed);
+  if (env === null) return view;
+  if (env.kind === "assistant.block.delta") {
+    if (view.liveText.length >= LIVE_TEXT_MAX_CHARS) return view;
+    const text = (view.liveText + deltaText(env.payload)).slice(0, LIVE_TEXT_MAX_CHARS);
+    return { ...view, liveText: text, connection: "open" };
+  }
+  if (env.seq >= 0 && view.events.some((e) => e.seq === env.seq)) return view;
+  const events = [...view.events, env].sort((a, b) => a.seq - b.seq);
+  return {
+    ...view,
+    events,
+    connection: "open",
+    gaps: view.gaps + (env.kind === "stream.gap" ? 1 : 0),
+    terminal: TERMINAL_KINDS.has(env.kind) ? env : view.terminal,
+  };
+}
+
+export interface RunStore {
+  get(runId: string): RunView | undefined;
+  /** Starts watching a Run (idempotent). */
+  watch(agentId: string, conversationId: string, runId: string): void;
+  subscribe(fn: () => void): () => void;
+  /** Stops every stream (logout, unmount). */
+  closeAll(): void;
+}
+
+export function runEventsUrl(agentId: string, runId: string): string {
+  return `/api/agents/${encodeURIComponent(agentId)}/runs/${encodeURIComponent(runId)}/events`;
+}
+
+export function createRunStore(onTerminal: (view: RunView) => void): RunStore {
+  const views = new Map<string, RunView>();
+  const streams = new Map<string, StreamHandle>();
+  const listeners = new Set<() => void>();
+  const emit = () => listeners.forEach((fn) => fn());
+  const update = (runId: string, next: RunView) => {
+    views.set(runId, next);
+    emit();
+  };
+  return {
+    get: (id) => views.get(id),
+    watch(agentId, conversationId, runId) {
+      if (streams.has(runId)) return;
+      const initial = views.get(runId) ?? emptyRun(agentId, conversationId, runId);
+      views.set(runId, { ...initial, connection: "connecting" });
+      const handle = openEventStream({
+        url: runEventsUrl(agentId, runId),
+        isTerminal: () => views.get(runId)?.terminal != null,
+        onMessage(msg) {
+          const prev = views.get(runId);
+          if (!prev) return;
+          const next = applyMessage(prev, msg);
+          if (next === prev) return;
+          update(runId, next);
+          if (next.terminal && !prev.terminal) {
+            streams.get(runId)?.close();
+            update(runId, { ...next, connection: "closed" });
+            onTerminal(views.get(runId)!);
+          }
+        },
+        onGiveUp(reason) {
+          const prev = views.get(runId);
+          if (prev) update(runId, { ...prev, connection: "lost", lostReason: reason });
+          streams.delete(runId);
+        },
+      });
+      streams.set(runId, handle);
+      emit();
+    },
+    subscribe(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+    closeAll() {
+      for (const s of streams.values()) s.close();
+      streams.clear();
+    },
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * The Run details timeline model [UI-3]: canonical events in seq order,
+ * sorted into four lanes (User / Harness / LLM / Tool), filtered by lane and
+ * text, with derived facts for the inspector. Pure; no DOM.
+ */
+import type { EventEnvelope } from "./types.ts";
+
+export type Lane = "user" | "harness" | "llm" | "tool";
+export const LANES: readonly Lane[] = ["user", "harness", "llm", "tool"];
+export const LANE_LABELS: Record<Lane, string> = {
+  user: "User",
+  harness: "Harness",
+  llm: "LLM",
+  tool: "Tool",
+};
+
+/** Which lane an event kind belongs to. */
+export function laneOf(kind: string): Lane {
+  if (kind.startsWith("user.") || kind.startsWith("turn.") || kind.startsWith("permission.")) {
+    return "user";
+  }
+  if (kind.startsWith("model.") || kind.startsWith("assistant.")) return "llm";
+  if (kind.startsWith("tool.") || kind.startsWith("operation.")) return "tool";
+  return "harness";
+}
+
+export interface TimelineFilter {
+  lanes: ReadonlySet<Lane>;
+  text: string;
+}
+
+export const ALL_LANES: ReadonlySet<Lane> = new Set(LANES);
+
+export interface TimelineRow {
+  event: EventEnvelope;
+  lane: Lane;
+  index: number;
+}
+
+/** Dedupes by seq, sorts ascending and applies the filter. */
+export function buildTimeline(events: readonly EventEnvelope[], filter: TimelineFilter): TimelineRow[] {
+  const bySeq = new Map<number, EventEnvelope>();
+  for (const e of events) if (!bySeq.has(e.seq)) bySeq.set(e.seq, e);
+  const q = filter.text.trim().toLowerCase();
+  return [...bySeq.values()]
+    .sort((a, b) => a.seq - b.seq)
+    .map((event) => ({ event, lane: laneOf(event.kind) }))
+    .filter((r) => filter.lanes.has(r.lane) && (q === "" || r.event.kind.toLowerCase().includes(q)))
+    .map((r, index) => ({ ...r, index }));
+}
+
+export interface DerivedFact {
+  label: string;
+  value: string;
+}
+
+function ms(ts: string): number | null {
+  const t = Date.parse(ts);
+  return Number.isNaN(t) ? null : t;
+}
+
+/** Facts derived from the envelope and its neighbours (not in the payload itself). */
+export function deriveFacts(event: EventEnvelope, all: readonly EventEnvelope[]): DerivedFact[] {
+  const facts: DerivedFact[] = [
+    { label: "Lane", value: laneOf(event.kind) },
+    { label: "Sequence", value: `#${event.seq}` },
+  ];
+  const sorted = [...all].sort((a, b) => a.seq - b.seq);
+  const t = ms(event.ts);
+  const first = sorted.length ? ms(sorted[0].ts) : null;
+  if (t !== null && first !== null) facts.push({ label: "Since run start", value: fmtMs(t - first) });
+  const prev = sorted.filter((e) => e.seq < event.seq).at(-1);
+  const tp = prev ? ms(prev.ts) : null;
+  if (t !== null && tp !== null) facts.push({ label: "Since previous", value: fmtMs(t - tp) });
+  const pairs: Record<string, string> = {
+    "model.response.finished": "model.request.started",
+    "tool.call.finished": "tool.call.started",
+    "tool.call.completed": "tool.call.started",
+    "permission.decided": "permission.requested",
+  };
+  const opener = pairs[event.kind];
+  if (opener) {
+    const start = sorted.filter((e) => e.kind === opener && e.seq < event.seq).at(-1);
+    const ts = start ? ms(start.ts) : null;
+    if (t !== null && ts !== null) {
+      facts.push({ label: `Duration (from #${start!.seq})`, value: fmtMs(t - ts) });
+    }
+  }
+  const bytes = new TextEncoder().encode(JSON.stringify(event.payload)).byteLength;
+  facts.push({ label: "Payload size", value: `${bytes} B` });
+  return facts;
+}
+
+export function fmtMs(n: number): string {
+  if (n < 0) return "—";
+  if (n < 1000) return `${Math.round(n)} ms`;
+  if (n < 60_000) return `${(n / 1000).toFixed(n < 10_000 ? 2 : 1)} s`;
+  return `${Math.floor(n / 60_000)} m ${Math.round((n % 60_000) / 1000)} s`;
+}
+
+/** Next index for step/play, clamped to the rows. */
+export function stepIndex(current: number, delta: number, length: number): number {
+  if (length === 0) return -1;
+  if (current < 0) return delta > 0 ? 0 : length - 1;
+  return Math.min(length - 1, Math.max(0, current + delta));
+}
