@@ -13,6 +13,7 @@
  * minimal explicit environment and, when not compiled, narrow Deno flags.
  */
 import { parseArgs, UsageError } from "../runtime/cli/args.ts";
+import { IPC_REPLY_TIMEOUT_MS } from "../runtime/limits.ts";
 import {
   IPC_PROTOCOL_VERSION,
   NdjsonReader,
@@ -49,6 +50,13 @@ export interface Stage2Entry {
   module: URL;
   /** Arguments before the worker flags (["worker"] for main.ts). */
   argsPrefix: readonly string[];
+  /**
+   * Extra Deno permission flags for stage 2. Production passes none; the
+   * escape probes grant Deno-level permissions so their attempts reach the
+   * kernel and prove the OS confinement, not Deno's permission layer, denies.
+   * @default []
+   */
+  denoFlags?: readonly string[];
 }
 
 export interface WorkerCommandOptions {
@@ -147,6 +155,7 @@ function stage1Inputs(runRoot: string, parent: number, denoDir: string | null, e
     stage2Argv = [
       executable,
       ...denoRunFlags(),
+      ...(entry.denoFlags ?? []),
       entry.module.pathname,
       ...entry.argsPrefix,
       ...tail,
@@ -203,7 +212,7 @@ async function runBody(body: WorkerBody): Promise<number> {
  */
 export const readyLoopBody: WorkerBody = async (port) => {
   for (;;) {
-    const f = await port.receive(60_000);
+    const f = await port.receive(IPC_REPLY_TIMEOUT_MS);
     if (f === null) return 0;
     if (f.type !== "ping") return 1;
     await port.send({ v: IPC_PROTOCOL_VERSION, type: "pong" });

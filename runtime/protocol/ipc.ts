@@ -44,7 +44,7 @@ export type AttestationFrame = z.infer<typeof AttestationFrameSchema>;
 export const SandboxFailureFrameSchema = z.object({
   v: z.literal(IPC_PROTOCOL_VERSION),
   type: z.literal("sandbox.failure"),
-  step: z.string().regex(/^[a-z_]{1,32}$/),
+  step: z.string().regex(/^[a-z0-9_]{1,32}$/),
   errno: z.number().int().min(0).max(4095),
 }).strict();
 export type SandboxFailureFrame = z.infer<typeof SandboxFailureFrameSchema>;

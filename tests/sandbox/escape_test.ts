@@ -1,0 +1,121 @@
+/**
+ * Escape-probe suite [SB-1..3, SB-7]: a real Worker confined by the production
+ * sequence attempts each escape; the test asserts the exact errno. A breach is
+ * any errno other than the expected one (0 means the attempt succeeded).
+ */
+import { assertEquals } from "../helpers/assert.ts";
+import { spawnConfinedWorker } from "../../runtime/worker/supervisor.ts";
+import { IPC_PROTOCOL_VERSION } from "../../runtime/protocol/ipc.ts";
+import { parseStatus, readProcSnapshot } from "../../sandbox/attestation.ts";
+import { anyFrame, makeSandboxDirs, probeCommand, recordingLogger } from "./helpers.ts";
+
+const EPERM = 1;
+const EACCES = 13;
+const ENOSYS = 38;
+
+const EXPECTED: Record<string, number> = {
+  read_inside_run_root: 0,
+  read_outside_absolute: EACCES,
+  read_outside_dotdot: EACCES,
+  read_outside_symlink: EACCES,
+  write_inside_run_root: EACCES,
+  write_outside: EACCES,
+  read_etc_passwd: EACCES,
+  async_read_outside_runtime_thread: EACCES,
+  async_read_inside_runtime_thread: 0,
+  thread_created_after_confinement_read_outside: EACCES,
+  tcp_connect_loopback: EPERM,
+  deno_tcp_connect_loopback: EPERM,
+  udp_socket: EPERM,
+  udp_sendto: EPERM,
+  unix_connect: EPERM,
+  abstract_unix_connect: EPERM,
+  socketpair: EPERM,
+  io_uring_setup: EPERM,
+  fork: EPERM,
+  clone3: ENOSYS,
+  clone_process: EPERM,
+  clone_vm_vfork: EPERM,
+  clone_newuser: EPERM,
+  unshare_user: EPERM,
+  execve_self: EPERM,
+  execve_bin_sh: EPERM,
+  ptrace_parent: EPERM,
+  process_vm_readv_parent: EPERM,
+  kill_parent: EPERM,
+  prctl_set_dumpable: EPERM,
+  memfd_create: EPERM,
+  x32_getpid: EPERM,
+  sethostname: EPERM,
+  reboot: EPERM,
+  mount: EPERM,
+  fchmod_stdout: EPERM,
+  setsid: EPERM,
+  prlimit_parent: EPERM,
+  survived_event_loop_block: 0,
+};
+
+Deno.test("a confined Worker fails every escape attempt with the exact errno", async () => {
+  const sb = makeSandboxDirs();
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const unixListener = Deno.listen({ transport: "unix", path: `${sb.base}/sock` });
+  let accepted = 0;
+  const acceptLoop = (async () => {
+    for await (const c of listener) {
+      accepted++;
+      c.close();
+    }
+  })();
+  try {
+    Deno.writeTextFileSync(`${sb.base}/outside/secret.txt`, "secret");
+    Deno.writeTextFileSync(`${sb.runRoot}/input/msg.txt`, "hello");
+    Deno.symlinkSync(`${sb.base}/outside/secret.txt`, `${sb.runRoot}/input/link`);
+    const log = recordingLogger();
+    const w = await spawnConfinedWorker({
+      runRoot: sb.runRoot,
+      deadlineMs: 60_000,
+      log,
+      parseFrame: anyFrame,
+      command: probeCommand(),
+    });
+    await w.send({
+      v: IPC_PROTOCOL_VERSION,
+      type: "probe.run",
+      outside_file: `${sb.base}/outside/secret.txt`,
+      outside_dir: `${sb.base}/outside`,
+      inside_file: `${sb.runRoot}/input/msg.txt`,
+      dotdot_path: `${sb.runRoot}/input/../../outside/secret.txt`,
+      symlink_path: `${sb.runRoot}/input/link`,
+      tcp_port: (listener.addr as Deno.NetAddr).port,
+      unix_path: `${sb.base}/sock`,
+      abstract_name: `ab-probe-${crypto.randomUUID()}`,
+    });
+    const reply = await w.receive(30_000);
+    // Every thread that exists now (including ones created after confinement).
+    const snap = readProcSnapshot(w.pid);
+    await w.cancel();
+    const exit = await w.exited;
+
+    assertEquals(reply?.type, "probe.result");
+    assertEquals(reply?.results, EXPECTED);
+    assertEquals(accepted, 0);
+    assertEquals(exit.code, 0);
+    if (snap === null) throw new Error("worker vanished before inspection");
+    for (const [tid, text] of [[w.pid, snap.status] as const, ...snap.tasks]) {
+      const s = parseStatus(text);
+      assertEquals(
+        [s.get("NoNewPrivs"), s.get("Seccomp"), s.get("CapEff"), s.get("CapPrm"), s.get("CapBnd")],
+        ["1", "2", "0000000000000000", "0000000000000000", "0000000000000000"],
+        `thread ${tid}`,
+      );
+    }
+    assertEquals(snap.tasks.size > 1, true);
+    // The Run root is removed once the Worker is gone [SB-6].
+    assertEquals(await Deno.stat(sb.runRoot).then(() => true, () => false), false);
+  } finally {
+    listener.close();
+    unixListener.close();
+    await acceptLoop.catch(() => undefined);
+    sb.cleanup();
+  }
+});

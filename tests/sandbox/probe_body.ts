@@ -1,0 +1,230 @@
+/**
+ * The escape attempts a confined probe Worker runs, each reported as the raw
+ * errno (0 = the attempt succeeded). A breach is any attempt whose errno
+ * differs from the one the test table expects — in particular a 0.
+ */
+import { z } from "zod";
+import {
+  addressOf,
+  cstr,
+  hostArch,
+  O_CLOEXEC,
+  O_CREAT,
+  O_RDONLY,
+  O_WRONLY,
+  syscall,
+  syscallByNumber,
+} from "../../sandbox/libc.ts";
+import type { WorkerBody } from "../../sandbox/worker_entry.ts";
+import { IPC_PROTOCOL_VERSION } from "../../runtime/protocol/ipc.ts";
+
+export const ProbeRequestSchema = z.object({
+  v: z.literal(IPC_PROTOCOL_VERSION),
+  type: z.literal("probe.run"),
+  outside_file: z.string(),
+  outside_dir: z.string(),
+  inside_file: z.string(),
+  dotdot_path: z.string(),
+  symlink_path: z.string(),
+  tcp_port: z.number().int(),
+  unix_path: z.string(),
+  abstract_name: z.string(),
+}).strict();
+export type ProbeRequest = z.infer<typeof ProbeRequestSchema>;
+
+const AF_UNIX = 1;
+const AF_INET = 2;
+const SOCK_STREAM = 1;
+const SOCK_DGRAM = 2;
+const SIGCHLD = 17;
+const CLONE_VM = 0x100;
+const CLONE_VFORK = 0x4000;
+const PTRACE_ATTACH = 16;
+const PR_SET_DUMPABLE = 4;
+const X32_BIT = 0x40000000;
+const CLONE_NEWUSER = 0x10000000;
+
+const errnoOf = (r: { ret: bigint; errno: number }) => (r.ret < 0n ? r.errno : 0);
+
+function openProbe(path: string, flags: number): number {
+  const r = syscall("openat", -100, cstr(path), flags | O_CLOEXEC, 0o600);
+  if (r.ret >= 0n) syscall("close", Number(r.ret));
+  return errnoOf(r);
+}
+
+function sockaddrIn(port: number): Uint8Array {
+  const b = new Uint8Array(16);
+  const v = new DataView(b.buffer);
+  v.setUint16(0, AF_INET, true);
+  v.setUint16(2, port, false);
+  b.set([127, 0, 0, 1], 4);
+  return b;
+}
+
+function sockaddrUn(path: string, abstract: boolean): Uint8Array {
+  const b = new Uint8Array(110);
+  new DataView(b.buffer).setUint16(0, AF_UNIX, true);
+  const enc = new TextEncoder().encode(path);
+  b.set(enc, abstract ? 3 : 2); // abstract: sun_path[0] = 0
+  return b;
+}
+
+/** socket() then connect(); reports the first failing errno. */
+function connectProbe(domain: number, type: number, addr: Uint8Array, len: number): number {
+  const s = syscall("socket", domain, type | O_CLOEXEC, 0);
+  if (s.ret < 0n) return s.errno;
+  const c = syscall("connect", Number(s.ret), addr, len);
+  syscall("close", Number(s.ret));
+  return errnoOf(c);
+}
+
+async function denoErrno(op: () => Promise<unknown>): Promise<number | string> {
+  try {
+    await op();
+    return 0;
+  } catch (err) {
+    const m = /os error (\d+)/.exec(String(err));
+    return m ? Number(m[1]) : `${(err as Error).name}`;
+  }
+}
+
+/** Opens `path` from a thread created after confinement (a Web Worker). */
+function threadOpen(path: string): Promise<number> {
+  const w = new Worker(new URL("./probe_thread.ts", import.meta.url), { type: "module" });
+  return new Promise((resolve, reject) => {
+    w.onmessage = (e) => {
+      w.terminate();
+      resolve(e.data as number);
+    };
+    w.onerror = (e) => {
+      w.terminate();
+      reject(new Error(e.message));
+    };
+    w.postMessage(path);
+  });
+}
+
+/** Runs every probe; keys are stable probe names, values errno (0 = succeeded). */
+export async function runProbes(req: ProbeRequest): Promise<Record<string, number | string>> {
+  const parent = Number(syscall("getppid").ret);
+  const r: Record<string, number | string> = {};
+  r.read_inside_run_root = openProbe(req.inside_file, O_RDONLY);
+  r.read_outside_absolute = openProbe(req.outside_file, O_RDONLY);
+  r.read_outside_dotdot = openProbe(req.dotdot_path, O_RDONLY);
+  r.read_outside_symlink = openProbe(req.symlink_path, O_RDONLY);
+  r.write_inside_run_root = openProbe(`${req.inside_file}.new`, O_WRONLY | O_CREAT);
+  r.write_outside = openProbe(`${req.outside_dir}/created`, O_WRONLY | O_CREAT);
+  r.read_etc_passwd = openProbe("/etc/passwd", O_RDONLY);
+  r.async_read_outside_runtime_thread = await denoErrno(() => Deno.readFile(req.outside_file));
+  r.async_read_inside_runtime_thread = await denoErrno(() => Deno.readFile(req.inside_file));
+  r.thread_created_after_confinement_read_outside = await threadOpen(req.outside_file);
+  r.tcp_connect_loopback = connectProbe(AF_INET, SOCK_STREAM, sockaddrIn(req.tcp_port), 16);
+  r.deno_tcp_connect_loopback = await denoErrno(() =>
+    Deno.connect({ hostname: "127.0.0.1", port: req.tcp_port })
+  );
+  const udp = syscall("socket", AF_INET, SOCK_DGRAM | O_CLOEXEC, 0);
+  r.udp_socket = errnoOf(udp);
+  r.udp_sendto = udp.ret < 0n
+    ? udp.errno
+    : errnoOf(syscall("sendto", Number(udp.ret), new Uint8Array(1), 1, 0, sockaddrIn(53), 16));
+  r.unix_connect = connectProbe(AF_UNIX, SOCK_STREAM, sockaddrUn(req.unix_path, false), 110);
+  r.abstract_unix_connect = connectProbe(
+    AF_UNIX,
+    SOCK_STREAM,
+    sockaddrUn(req.abstract_name, true),
+    3 + req.abstract_name.length,
+  );
+  r.socketpair = errnoOf(syscall("socketpair", AF_UNIX, SOCK_STREAM, 0, new Uint8Array(8)));
+  r.io_uring_setup = errnoOf(syscall("io_uring_setup", 1, new Uint8Array(120)));
+  r.fork = hostArch() === "x86_64" ? errnoOf(syscall("fork")) : 1;
+  r.clone3 = errnoOf(syscall("clone3", new Uint8Array(88), 88));
+  r.clone_process = errnoOf(syscall("clone", SIGCHLD, 0, 0, 0, 0));
+  r.clone_vm_vfork = errnoOf(syscall("clone", CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0));
+  r.clone_newuser = errnoOf(syscall("clone", CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0));
+  r.unshare_user = errnoOf(syscall("unshare", CLONE_NEWUSER));
+  r.execve_self = execProbe(Deno.execPath());
+  r.execve_bin_sh = execProbe("/bin/sh");
+  r.ptrace_parent = errnoOf(syscall("ptrace", PTRACE_ATTACH, parent, 0, 0));
+  r.process_vm_readv_parent = processVmReadv(parent);
+  r.kill_parent = errnoOf(syscall("kill", parent, 0));
+  r.prctl_set_dumpable = errnoOf(syscall("prctl", PR_SET_DUMPABLE, 1, 0, 0, 0));
+  r.memfd_create = errnoOf(syscall("memfd_create", cstr("x"), 0));
+  r.x32_getpid = hostArch() === "x86_64" ? errnoOf(syscallByNumber(X32_BIT + 39)) : 1;
+  // Harmless even on a breach: the kernel checks the capability first, so an
+  // unconfined process gets EINVAL/ENOENT here, never a changed host.
+  r.sethostname = errnoOf(syscall("sethostname", new Uint8Array(65), 65));
+  r.reboot = errnoOf(syscall("reboot", 0, 0, 0, 0));
+  r.mount = errnoOf(
+    syscall("mount", cstr("none"), cstr("/nonexistent-ab-probe"), cstr("tmpfs"), 0, null),
+  );
+  r.fchmod_stdout = errnoOf(syscall("fchmod", 1, 0o777));
+  r.setsid = errnoOf(syscall("setsid"));
+  r.prlimit_parent = errnoOf(syscall("prlimit64", parent, 7, null, new Uint8Array(16)));
+  // Block the event loop past Deno's lazy signal-machinery threshold (~0.5 s):
+  // without the warm-up this would create a socketpair and panic the process.
+  const until = Date.now() + 700;
+  while (Date.now() < until) { /* bounded busy wait */ }
+  r.survived_event_loop_block = 0;
+  return r;
+}
+
+function execProbe(path: string): number {
+  const p = cstr(path);
+  const argv = new BigUint64Array([addressOf(p), 0n]);
+  const envp = new BigUint64Array([0n]);
+  return errnoOf(
+    syscall("execve", p, new Uint8Array(argv.buffer), new Uint8Array(envp.buffer)),
+  );
+}
+
+function processVmReadv(pid: number): number {
+  const local = new Uint8Array(8);
+  const liov = new BigUint64Array([addressOf(local), 8n]);
+  const riov = new BigUint64Array([0x400000n, 8n]);
+  return errnoOf(
+    syscall(
+      "process_vm_readv",
+      pid,
+      new Uint8Array(liov.buffer),
+      1,
+      new Uint8Array(riov.buffer),
+      1,
+      0,
+    ),
+  );
+}
+
+const RawRequestSchema = z.object({
+  v: z.literal(IPC_PROTOCOL_VERSION),
+  type: z.literal("probe.raw"),
+  bytes: z.number().int().min(1).max(1 << 20),
+  newline: z.boolean(),
+}).strict();
+
+/**
+ * Body: `probe.run` → `probe.result`; `probe.raw` writes a raw non-JSON line
+ * (to test the Control Plane's bounds); `ping` → `pong`; exits 0 at EOF.
+ */
+export const probeBody: WorkerBody = async (port) => {
+  for (;;) {
+    const f = await port.receive(60_000);
+    if (f === null) return 0;
+    if (f.type === "probe.run") {
+      const req = ProbeRequestSchema.parse(f);
+      await port.send({
+        v: IPC_PROTOCOL_VERSION,
+        type: "probe.result",
+        results: await runProbes(req),
+      });
+    } else if (f.type === "probe.raw") {
+      const req = RawRequestSchema.parse(f);
+      const line = new Uint8Array(req.bytes + (req.newline ? 1 : 0)).fill(0x61);
+      if (req.newline) line[req.bytes] = 0x0a;
+      await Deno.stdout.write(line);
+    } else if (f.type === "ping") {
+      await port.send({ v: IPC_PROTOCOL_VERSION, type: "pong" });
+    } else {
+      return 3;
+    }
+  }
+};

@@ -1,0 +1,119 @@
+/**
+ * The Control Plane refuses Workers it cannot prove confined [SB-1, PK-5]:
+ * impostors with a well-formed attestation, a missing/old Landlock ABI, a
+ * malformed or skipped seccomp filter, and a stage 2 entered without stage 1.
+ * Every refusal rejects `spawnConfinedWorker` (no handle, so no Run) and the
+ * refused process is already dead.
+ */
+import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { AppError } from "../../runtime/errors.ts";
+import { spawnConfinedWorker, type WorkerCommandSpec } from "../../runtime/worker/supervisor.ts";
+import { readProcText } from "../../sandbox/procfs.ts";
+import { denoRunFlags, mainStage2Entry } from "../../sandbox/worker_entry.ts";
+import {
+  anyFrame,
+  makeSandboxDirs,
+  probeCommand,
+  recordingLogger,
+  scriptCommand,
+} from "./helpers.ts";
+
+async function expectRefusal(
+  command: (runRoot: string, parent: number, denoDir: string | null) => WorkerCommandSpec,
+  code: AppError["code"],
+  detail: RegExp,
+): Promise<void> {
+  const sb = makeSandboxDirs();
+  const log = recordingLogger();
+  try {
+    let error: unknown = null;
+    await spawnConfinedWorker({
+      runRoot: sb.runRoot,
+      deadlineMs: 30_000,
+      log,
+      parseFrame: anyFrame,
+      command,
+    }).then((w) => w.kill("killed"), (e) => error = e);
+    assert(error instanceof AppError, `expected a refusal, got ${error}`);
+    assertEquals(error.code, code);
+    assertMatch(error.detail ?? "", detail);
+    const refused = log.events.find((e) => e.event === "worker_refused");
+    const pid = Number(refused?.fields?.pid);
+    assert(pid > 0);
+    // The refused process is gone (reaped), not left running unconfined.
+    assertEquals(readProcText(`/proc/${pid}/status`), null);
+  } finally {
+    sb.cleanup();
+  }
+}
+
+Deno.test("an unconfined impostor with a well-formed attestation frame is refused", async () => {
+  await expectRefusal(
+    scriptCommand("./impostor_worker.ts", "plain"),
+    "sandbox_attestation_failed",
+    /NoNewPrivs 0.*Seccomp 0/,
+  );
+});
+
+Deno.test("an impostor that filtered only its main thread is refused by the per-thread check", async () => {
+  await expectRefusal(
+    scriptCommand("./impostor_worker.ts", "main_thread_only"),
+    "sandbox_attestation_failed",
+    /task \d+: Seccomp 0/,
+  );
+});
+
+for (
+  const [fault, step] of [
+    ["landlock_abi_5", "landlock_abi"],
+    ["landlock_missing", "landlock_abi"],
+    ["malformed_filter", "seccomp"],
+    ["truncated_filter", "seccomp_malformed"],
+    ["seccomp_skipped", "seccomp_mode"],
+  ]
+) {
+  Deno.test(`a Worker whose ${fault.replaceAll("_", " ")} is refused before any work`, async () => {
+    await expectRefusal(
+      probeCommand(fault),
+      "sandbox_unavailable",
+      new RegExp(`^step ${step} errno \\d+$`),
+    );
+  });
+}
+
+Deno.test("stage 2 started directly, without stage 1, refuses to run", async () => {
+  const command = (runRoot: string, parent: number): WorkerCommandSpec => ({
+    executable: Deno.execPath(),
+    args: [
+      ...denoRunFlags(),
+      mainStage2Entry().module.pathname,
+      "worker",
+      "--stage2",
+      "--run-root",
+      runRoot,
+      "--parent",
+      String(parent),
+    ],
+  });
+  await expectRefusal(command, "sandbox_unavailable", /^step not_from_stage1 errno 0$/);
+});
+
+Deno.test("a Worker that never attests is refused after the attestation timeout", async () => {
+  const sb = makeSandboxDirs();
+  try {
+    let error: unknown = null;
+    await spawnConfinedWorker({
+      runRoot: sb.runRoot,
+      deadlineMs: 30_000,
+      log: recordingLogger(),
+      parseFrame: anyFrame,
+      command: scriptCommand("./silent_worker.ts"),
+      attestationTimeoutMs: 300,
+    }).then((w) => w.kill("killed"), (e) => error = e);
+    assert(error instanceof AppError);
+    assertEquals(error.code, "sandbox_unavailable");
+    assertMatch(error.detail ?? "", /read timeout/);
+  } finally {
+    sb.cleanup();
+  }
+});
