@@ -26,11 +26,19 @@ export function ApprovalCard({ permission, onDecide }: ApprovalCardProps) {
     <section class="approval" data-testid="approval" aria-label=${`Approval for ${permission.tool}`}>
       <header><strong>Approval needed</strong> <code class="pill">${permission.tool}</code></header>
       ${permission.preview && html`<pre class="approval-preview">${permission.preview}</pre>`}
-      ${permission.diff && html`<pre class="approval-diff">${permission.diff.split("\n").map((l) =>
-        html`<span class=${l.startsWith("+") ? "diff-add" : l.startsWith("-") ? "diff-del" : ""}>${l}\n</span>`)}</pre>`}
+      ${permission.diff &&
+        html`<pre class="approval-diff">${
+          permission.diff.split("\n").map((l) =>
+            html`<span class=${
+              l.startsWith("+") ? "diff-add" : l.startsWith("-") ? "diff-del" : ""
+            }>${l}\n</span>`
+          )
+        }</pre>`}
       <div class="approval-actions">
-        <button type="button" class="btn btn-ghost" disabled=${busy} onClick=${() => decide("deny")}>Deny</button>
-        <button type="button" class="btn btn-primary" disabled=${busy} onClick=${() => decide("approve")}>Approve</button>
+        <button type="button" class="btn btn-ghost" disabled=${busy} onClick=${() =>
+          decide("deny")}>Deny</button>
+        <button type="button" class="btn btn-primary" disabled=${busy} onClick=${() =>
+          decide("approve")}>Approve</button>
       </div>
     </section>
   `;

@@ -78,25 +78,31 @@ export function ChatView(p: ChatViewProps) {
                 disabled=${p.loadingOlder} onClick=${loadOlder}>
                 ${p.loadingOlder ? "Loading…" : "Load earlier messages"}
               </button>
-            </div>`}
+            </div>
+          `}
           ${p.turns.length === 0 && html`
             <div class="empty-chat" data-testid="empty-chat">
               <h2>Start the conversation</h2>
               <p>Ask anything. Type <kbd>/</kbd> for commands.</p>
               <p class="small"><kbd>Enter</kbd> sends${" · "}<kbd>Shift</kbd>+<kbd>Enter</kbd> new
                 line${" · "}<kbd>Esc</kbd> stops a running answer</p>
-            </div>`}
-          ${p.turns.map((t) => html`
-            <${TurnView} key=${t.id} turn=${t} run=${t.runId ? p.runs.get(t.runId) : undefined}
-              renderer=${p.renderer} onStop=${p.onStop} onRetry=${p.onRetry}
-              onDetails=${p.onDetails} />`)}
+            </div>
+          `}
+          ${p.turns.map((t) =>
+            html`
+              <${TurnView} key=${t.id} turn=${t} run=${t.runId ? p.runs.get(t.runId) : undefined}
+                renderer=${p.renderer} onStop=${p.onStop} onRetry=${p.onRetry}
+                onDetails=${p.onDetails} />
+            `
+          )}
         </div>
       </div>
       ${!following && html`
         <button type="button" class="back-to-latest" data-testid="back-to-latest"
           onClick=${backToLatest} aria-label="Back to latest message">
           <${Icon} name="down" /> Back to latest
-        </button>`}
+        </button>
+      `}
     </div>
   `;
 }

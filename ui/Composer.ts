@@ -40,7 +40,9 @@ export function Composer(p: ComposerProps) {
   const slash = p.draft.startsWith("/");
   const typed = slash ? p.draft.slice(1).split(" ")[0] : "";
   const matches = slash
-    ? p.commands.filter((c) => c.name.startsWith(typed) || c.aliases.some((a) => a.startsWith(typed)))
+    ? p.commands.filter((c) =>
+      c.name.startsWith(typed) || c.aliases.some((a) => a.startsWith(typed))
+    )
     : [];
 
   useEffect(() => {
@@ -76,31 +78,48 @@ export function Composer(p: ComposerProps) {
               onClick=${p.onDismissResult}><${Icon} name="close" /></button>
           </header>
           <dl>
-            ${p.commandResult.lines.map((l) => html`<div class="kv"><dt>${l.label}</dt><dd>${l.value}</dd></div>`)}
+            ${p.commandResult.lines.map((l) =>
+              html`
+                <div class="kv">
+                  <dt>${l.label}</dt>
+                  <dd>${l.value}</dd>
+                </div>
+              `
+            )}
           </dl>
-        </section>`}
+        </section>
+      `}
       ${showHelp && html`
         <section class="command-help" data-testid="command-help" aria-label="Slash commands">
           <header><strong>Commands</strong><span class="muted">run locally, never sent to the model</span></header>
           <ul>
-            ${(slash ? matches : p.commands).map((c) => html`
-              <li>
-                <button type="button" class="command-item" onClick=${() => {
-                  p.onDraft(`/${c.name}${c.args.length ? " " : ""}`);
-                  setHelpOpen(false);
-                  ref.current?.focus();
-                }}>
-                  <code>${c.usage}</code>
-                  <span>${c.summary}</span>
-                  ${c.aliases.length > 0 && html`<span class="muted">alias ${c.aliases.map((a) => `/${a}`).join(", ")}</span>`}
-                </button>
-              </li>`)}
-            ${slash && matches.length === 0 && html`<li class="muted">No command matches /${typed}</li>`}
+            ${(slash ? matches : p.commands).map((c) =>
+              html`
+                <li>
+                  <button type="button" class="command-item" onClick=${() => {
+                    p.onDraft(`/${c.name}${c.args.length ? " " : ""}`);
+                    setHelpOpen(false);
+                    ref.current?.focus();
+                  }}>
+                    <code>${c.usage}</code>
+                    <span>${c.summary}</span>
+                    ${c.aliases.length > 0 && html`<span class="muted">alias ${
+                      c.aliases.map((a) => `/${a}`).join(", ")
+                    }</span>`}
+                  </button>
+                </li>
+              `
+            )}
+            ${slash && matches.length === 0 &&
+              html`<li class="muted">No command matches /${typed}</li>`}
           </ul>
-        </section>`}
+        </section>
+      `}
       <div class="composer" data-testid="composer">
         <textarea ref=${ref} class="composer-input" rows="1" value=${p.draft}
-          placeholder=${p.activeRunId ? "Wait for the answer, or press Esc to stop…" : "Message the agent… ( / for commands)"}
+          placeholder=${p.activeRunId
+            ? "Wait for the answer, or press Esc to stop…"
+            : "Message the agent… ( / for commands)"}
           aria-label="Message" data-testid="composer-input" maxLength=${16384}
           onInput=${(e: Event) => p.onDraft((e.target as HTMLTextAreaElement).value)}
           onKeyDown=${onKeyDown}></textarea>
@@ -111,27 +130,38 @@ export function Composer(p: ComposerProps) {
               <select class="select" data-testid="model-picker" value=${p.modelId ?? ""}
                 onChange=${(e: Event) => p.onModel((e.target as HTMLSelectElement).value || null)}>
                 <option value="">Default model</option>
-                ${p.models.map((m) => html`<option value=${m.id}>${m.id}${m.available ? "" : " (unavailable)"}</option>`)}
+                ${p.models.map((m) =>
+                  html`<option value=${m.id}>${m.id}${m.available ? "" : " (unavailable)"}</option>`
+                )}
               </select>
             </label>
-            <span class=${`meter meter-${meter.level}`} data-testid="context-meter" title=${meter.title}>
-              <span class="meter-bar" aria-hidden="true"><span class=${`meter-fill fill-${Math.round((meter.usedPercent ?? 0) / 10) * 10}`}></span></span>
+            <span class=${`meter meter-${meter.level}`} data-testid="context-meter" title=${meter
+              .title}>
+              <span class="meter-bar" aria-hidden="true"><span class=${`meter-fill fill-${
+                Math.round((meter.usedPercent ?? 0) / 10) * 10
+              }`}></span></span>
               <span class="meter-text">${meter.text}</span>
             </span>
             ${p.compactNext && html`
               <button type="button" class="chip" onClick=${p.onClearCompact}
-                aria-label="Cancel compaction for the next turn">compact next turn ×</button>`}
+                aria-label="Cancel compaction for the next turn">compact next turn ×</button>
+            `}
           </div>
           <div class="composer-actions">
             <button type="button" class="icon-btn" aria-label="Show slash commands"
-              aria-expanded=${showHelp} onClick=${() => setHelpOpen(!helpOpen)}><${Icon} name="help" /></button>
+              aria-expanded=${showHelp} onClick=${() =>
+                setHelpOpen(!helpOpen)}><${Icon} name="help" /></button>
             ${p.activeRunId
-              ? html`<button type="button" class="btn btn-danger" data-testid="composer-stop"
+              ? html`
+                <button type="button" class="btn btn-danger" data-testid="composer-stop"
                   aria-label="Stop the active run (Esc)" onClick=${() => p.onStop(p.activeRunId!)}>
-                  <${Icon} name="stop" /> Stop</button>`
-              : html`<button type="button" class="btn btn-primary" data-testid="send"
+                                  <${Icon} name="stop" /> Stop</button>
+              `
+              : html`
+                <button type="button" class="btn btn-primary" data-testid="send"
                   aria-label="Send message" disabled=${p.sending || p.draft.trim() === ""}
-                  onClick=${submit}><${Icon} name="send" /> Send</button>`}
+                  onClick=${submit}><${Icon} name="send" /> Send</button>
+              `}
           </div>
         </div>
       </div>

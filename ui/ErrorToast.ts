@@ -12,7 +12,11 @@ export function ErrorToast({ message, code, onDismiss }: ErrorToastProps) {
   return html`
     <div class="toast" role="alert" data-testid="error-toast">
       <${Icon} name="warn" />
-      <span>${message}${code ? html` <code class="pill">${code}</code>` : ""}</span>
+      <span>${message}${code
+        ? html`
+          <code class="pill">${code}</code>
+        `
+        : ""}</span>
       <button type="button" class="icon-btn" aria-label="Dismiss error" onClick=${onDismiss}>
         <${Icon} name="close" />
       </button>

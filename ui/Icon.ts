@@ -17,7 +17,8 @@ const PATHS: Record<string, string> = {
   next: "M9 6l6 6-6 6",
   retry: "M4 12a8 8 0 1 0 2.3-5.7M4 4v4h4",
   logout: "M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10",
-  help: "M12 21a9 9 0 1 0 0-18 9 9 0 0 0 0 18zM9.5 9.5a2.5 2.5 0 1 1 3.5 2.3c-.6.3-1 .9-1 1.6V14M12 17h.01",
+  help:
+    "M12 21a9 9 0 1 0 0-18 9 9 0 0 0 0 18zM9.5 9.5a2.5 2.5 0 1 1 3.5 2.3c-.6.3-1 .9-1 1.6V14M12 17h.01",
   warn: "M12 4l9 16H3zM12 10v4M12 17h.01",
   bot: "M7 8h10v10H7zM12 4v4M9.5 12h.01M14.5 12h.01",
 };
@@ -27,7 +28,9 @@ export interface IconProps {
 }
 
 export function Icon({ name }: IconProps) {
-  return html`<svg class="icon" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
-    <path d=${PATHS[name] ?? ""} />
-  </svg>`;
+  return html`
+    <svg class="icon" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
+      <path d=${PATHS[name] ?? ""} />
+    </svg>
+  `;
 }

@@ -48,6 +48,8 @@ export function MarkdownView({ source, renderer }: MarkdownViewProps) {
   useEffect(() => {
     if (ref.current) addCopyButtons(ref.current);
   }, [safe]);
-  return html`<div ref=${ref} class="markdown" data-testid="assistant-markdown"
-    dangerouslySetInnerHTML=${{ __html: safe }} />`;
+  return html`
+    <div ref=${ref} class="markdown" data-testid="assistant-markdown"
+      dangerouslySetInnerHTML=${{ __html: safe }} />
+  `;
 }

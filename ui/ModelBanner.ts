@@ -15,7 +15,9 @@ export function ModelBanner({ reason, onRecheck }: ModelBannerProps) {
     <div class="banner banner-warn" role="status" data-testid="model-banner">
       <${Icon} name="warn" />
       <div class="banner-text">
-        <strong>Model unavailable</strong>${reason ? html`${" "}<code class="pill">${reason}</code>` : ""}
+        <strong>Model unavailable</strong>${reason
+          ? html`${" "}<code class="pill">${reason}</code>`
+          : ""}
         <span class="banner-help">Runs fail until Ollama is reachable. Start Ollama, or restart the
           server with${" "}<code>agent-builder serve --ollama http://HOST:11434</code>.</span>
       </div>

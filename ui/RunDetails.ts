@@ -56,7 +56,11 @@ export function RunDetails({ api, agentId, runId, live, onClose }: RunDetailsPro
       const all: EventEnvelope[] = [];
       let cursor: number | undefined = undefined;
       for (let i = 0; i < REPLAY_PAGES_MAX; i++) {
-        const page: { events: unknown[]; next: number | null } = await api.replay(agentId, runId, cursor);
+        const page: { events: unknown[]; next: number | null } = await api.replay(
+          agentId,
+          runId,
+          cursor,
+        );
         for (const e of page.events) {
           const env = toEnvelope(e);
           if (env) all.push(env);
@@ -115,27 +119,34 @@ export function RunDetails({ api, agentId, runId, live, onClose }: RunDetailsPro
             data-testid="close-details"><${Icon} name="close" /></button>
         </div>
       </header>
-      ${!runId && html`<p class="empty">Select "Run details" under an answer to inspect its run.</p>`}
+      ${!runId &&
+        html`<p class="empty">Select "Run details" under an answer to inspect its run.</p>`}
       ${runId && html`
         <div class="timeline-controls" role="toolbar" aria-label="Timeline controls">
           <button type="button" class="icon-btn" aria-label="Previous event"
-            onClick=${() => setSelected(stepIndex(selected, -1, rows.length))}><${Icon} name="prev" /></button>
+            onClick=${() =>
+              setSelected(stepIndex(selected, -1, rows.length))}><${Icon} name="prev" /></button>
           <button type="button" class="icon-btn" aria-label=${playing ? "Pause" : "Play"}
             data-testid="timeline-play" onClick=${() => {
               if (!playing && selected >= rows.length - 1) setSelected(0);
               setPlaying(!playing);
             }}><${Icon} name=${playing ? "pause" : "play"} /></button>
           <button type="button" class="icon-btn" aria-label="Next event" data-testid="timeline-next"
-            onClick=${() => setSelected(stepIndex(selected, 1, rows.length))}><${Icon} name="next" /></button>
+            onClick=${() =>
+              setSelected(stepIndex(selected, 1, rows.length))}><${Icon} name="next" /></button>
           <input class="input input-sm" type="search" placeholder="Filter kinds…" value=${text}
-            aria-label="Filter events by kind" onInput=${(e: Event) => setText((e.target as HTMLInputElement).value)} />
+            aria-label="Filter events by kind" onInput=${(e: Event) =>
+              setText((e.target as HTMLInputElement).value)} />
         </div>
         <div class="lane-filter" role="group" aria-label="Lanes">
-          ${LANES.map((l) => html`
-            <label class=${`lane-chip lane-${l}`}>
-              <input type="checkbox" checked=${lanes.has(l)} onChange=${() => toggleLane(l)} />
-              ${LANE_LABELS[l]}
-            </label>`)}
+          ${LANES.map((l) =>
+            html`
+              <label class=${`lane-chip lane-${l}`}>
+                <input type="checkbox" checked=${lanes.has(l)} onChange=${() => toggleLane(l)} />
+                ${LANE_LABELS[l]}
+              </label>
+            `
+          )}
         </div>
         ${error && html`<p class="error-text" role="alert">Could not load events (${error}).</p>`}
         <div class="timeline" data-testid="timeline" role="listbox" aria-label="Events">
@@ -143,34 +154,62 @@ export function RunDetails({ api, agentId, runId, live, onClose }: RunDetailsPro
             ${LANES.map((l) => html`<span class=${`lane-head lane-${l}`}>${LANE_LABELS[l]}</span>`)}
             <span class="lane-head lane-head-event">Event</span>
           </div>
-          ${rows.length === 0 && html`<p class="empty">${events.length ? "No events match the filter." : "No events yet."}</p>`}
-          ${rows.map((r) => html`
-            <button type="button" role="option" aria-selected=${r.index === selected}
-              class=${`tl-row ${r.index === selected ? "selected" : ""}`} data-testid="timeline-event"
-              data-kind=${r.event.kind} onClick=${() => setSelected(r.index)}>
-              <span class=${`tl-dot tl-col-${r.lane} lane-${r.lane}`} title=${LANE_LABELS[r.lane]}></span>
-              <span class="tl-label"><span class="tl-seq">#${r.event.seq}</span> ${r.event.kind}</span>
-            </button>`)}
+          ${rows.length === 0 &&
+            html`<p class="empty">${
+              events.length ? "No events match the filter." : "No events yet."
+            }</p>`}
+          ${rows.map((r) =>
+            html`
+              <button type="button" role="option" aria-selected=${r.index === selected}
+                class=${`tl-row ${
+                  r.index === selected ? "selected" : ""
+                }`} data-testid="timeline-event"
+                data-kind=${r.event.kind} onClick=${() => setSelected(r.index)}>
+                <span class=${`tl-dot tl-col-${r.lane} lane-${r.lane}`} title=${LANE_LABELS[
+                  r.lane
+                ]}></span>
+                <span class="tl-label"><span class="tl-seq">#${r.event.seq}</span> ${r.event
+                  .kind}</span>
+              </button>
+            `
+          )}
         </div>
         ${current && html`
           <section class="inspector" data-testid="inspector" aria-label="Event inspector">
             <h3>${current.event.kind}</h3>
             <h4>Derived facts</h4>
-            <dl>${deriveFacts(current.event, events).map((f) => html`<div class="kv"><dt>${f.label}</dt><dd>${f.value}</dd></div>`)}</dl>
+            <dl>${deriveFacts(current.event, events).map((f) =>
+              html`
+                <div class="kv">
+                  <dt>${f.label}</dt>
+                  <dd>${f.value}</dd>
+                </div>
+              `
+            )}</dl>
             <h4>Payload</h4>
             <pre class="json">${JSON.stringify(current.event.payload, null, 2)}</pre>
             <details>
               <summary>Full envelope</summary>
               <pre class="json">${JSON.stringify(current.event, null, 2)}</pre>
             </details>
-          </section>`}
+          </section>
+        `}
         <section class="context-meta">
           ${ctx === null
-            ? html`<button type="button" class="btn btn-sm" data-testid="load-context"
-                onClick=${loadContext}>Load context metadata</button>`
-            : html`<details open><summary>Context metadata</summary><pre class="json">${JSON.stringify(ctx, null, 2)}</pre></details>`}
-          ${ctxError && html`<p class="error-text" role="alert">Context metadata unavailable (${ctxError}).</p>`}
-        </section>`}
+            ? html`
+              <button type="button" class="btn btn-sm" data-testid="load-context"
+                onClick=${loadContext}>Load context metadata</button>
+            `
+            : html`
+              <details open>
+                <summary>Context metadata</summary>
+                <pre class="json">${JSON.stringify(ctx, null, 2)}</pre>
+              </details>
+            `}
+          ${ctxError &&
+            html`<p class="error-text" role="alert">Context metadata unavailable (${ctxError}).</p>`}
+        </section>
+      `}
     </aside>
   `;
 }

@@ -58,55 +58,77 @@ export function Sidebar(p: SidebarProps) {
           <span class="field-label">Agent</span>
           <select class="select" data-testid="agent-switcher" value=${p.agentId ?? ""}
             onChange=${(e: Event) => p.onSelectAgent((e.target as HTMLSelectElement).value)}>
-            ${p.agents.map((a) => html`<option value=${a.id}>${a.name}${a.system ? " (system)" : ""}</option>`)}
+            ${p.agents.map((a) =>
+              html`<option value=${a.id}>${a.name}${a.system ? " (system)" : ""}</option>`
+            )}
           </select>
         </label>
         <div class="agent-actions">
-          <button type="button" class="btn btn-sm agent-new" data-testid="new-agent" onClick=${p.onCreateAgent}>
+          <button type="button" class="btn btn-sm agent-new" data-testid="new-agent" onClick=${p
+            .onCreateAgent}>
             <${Icon} name="plus" /> New agent</button>
           <span class="agent-spacer"></span>
           <button type="button" class="btn btn-sm btn-ghost" disabled=${!agent || agent.system}
-            onClick=${p.onRenameAgent} title=${agent?.system ? "The system Agent is protected" : ""}>Rename</button>
+            onClick=${p.onRenameAgent} title=${agent?.system
+              ? "The system Agent is protected"
+              : ""}>Rename</button>
           <button type="button" class="btn btn-sm btn-ghost" disabled=${!agent || agent.system}
             onClick=${p.onRebuildAgent} title="Rebuild runtime (next generation)">Rebuild</button>
-          <button type="button" class="btn btn-sm btn-ghost danger-text" disabled=${!agent || agent.system}
+          <button type="button" class="btn btn-sm btn-ghost danger-text" disabled=${!agent ||
+            agent.system}
             data-testid="delete-agent" onClick=${p.onDeleteAgent}>Delete</button>
         </div>
-        ${agent && html`<p class="muted small">${agent.state}${agent.generation !== null ? ` · generation ${agent.generation}` : ""}</p>`}
+        ${agent &&
+          html`<p class="muted small">${agent.state}${
+            agent.generation !== null ? ` · generation ${agent.generation}` : ""
+          }</p>`}
       </section>
       <div class="conv-head">
         <h2>Conversations</h2>
         <button type="button" class="icon-btn" data-testid="new-conversation"
-          aria-label="New conversation" onClick=${p.onCreateConversation}><${Icon} name="plus" /></button>
+          aria-label="New conversation" onClick=${p
+            .onCreateConversation}><${Icon} name="plus" /></button>
       </div>
       <ul class="conv-list" data-testid="conversation-list">
         ${p.conversations.length === 0 && html`<li class="empty small">No conversations yet.</li>`}
-        ${p.conversations.map((c) => html`
-          <li class=${`conv-item ${c.id === p.conversationId ? "active" : ""}`}>
-            <button type="button" class="conv-link" data-testid="conversation-item"
-              aria-current=${c.id === p.conversationId ? "page" : undefined}
-              onClick=${() => p.onSelectConversation(c.id)}>
-              <span class="conv-title">${c.title}</span>
-              <span class="conv-meta">
-                ${p.busyConversations.has(c.id) && html`<span class="status-dot running" aria-label="running"></span>`}
-                ${fmtRelative(c.updatedAt)}
-              </span>
-            </button>
-            <button type="button" class=${`icon-btn conv-more ${menuFor === c.id ? "menu-anchor" : ""}`}
-              aria-label=${`Actions for ${c.title}`} aria-haspopup="menu" data-testid="conversation-menu"
-              aria-expanded=${menuFor === c.id}
-              onClick=${() => setMenuFor(menuFor === c.id ? null : c.id)}><${Icon} name="more" /></button>
-          </li>`)}
+        ${p.conversations.map((c) =>
+          html`
+            <li class=${`conv-item ${c.id === p.conversationId ? "active" : ""}`}>
+              <button type="button" class="conv-link" data-testid="conversation-item"
+                aria-current=${c.id === p.conversationId ? "page" : undefined}
+                onClick=${() => p.onSelectConversation(c.id)}>
+                <span class="conv-title">${c.title}</span>
+                <span class="conv-meta">
+                  ${p.busyConversations.has(c.id) &&
+                    html`<span class="status-dot running" aria-label="running"></span>`}
+                  ${fmtRelative(c.updatedAt)}
+                </span>
+              </button>
+              <button type="button" class=${`icon-btn conv-more ${
+                menuFor === c.id ? "menu-anchor" : ""
+              }`}
+                aria-label=${`Actions for ${c.title}`} aria-haspopup="menu" data-testid="conversation-menu"
+                aria-expanded=${menuFor === c.id}
+                onClick=${() =>
+                  setMenuFor(menuFor === c.id ? null : c.id)}><${Icon} name="more" /></button>
+            </li>
+          `
+        )}
       </ul>
       <div class="sidebar-foot">
         <p class="muted small">Single-operator install: this browser can manage every Agent.</p>
-        <button type="button" class="btn btn-sm btn-ghost" data-testid="logout" onClick=${p.onLogout}>
+        <button type="button" class="btn btn-sm btn-ghost" data-testid="logout" onClick=${p
+          .onLogout}>
           <${Icon} name="logout" /> Log out</button>
       </div>
-      <div ref=${popRef} popover="auto" class="menu-popover" role="menu" data-testid="conversation-popover"
+      <div ref=${popRef} popover="auto" class="menu-popover" role="menu"
+        data-testid="conversation-popover"
         onToggle=${(e: ToggleEvent) => e.newState === "closed" && setMenuFor(null)}>
-        <button type="button" role="menuitem" class="menu-item" onClick=${act(p.onRenameConversation)}>Rename</button>
-        <button type="button" role="menuitem" class="menu-item" onClick=${act(p.onBranchConversation)}>Branch from here</button>
+        <button type="button" role="menuitem" class="menu-item" onClick=${act(
+          p.onRenameConversation,
+        )}>Rename</button>
+        <button type="button" role="menuitem" class="menu-item"
+          onClick=${act(p.onBranchConversation)}>Branch from here</button>
         <button type="button" role="menuitem" class="menu-item danger-text" data-testid="menu-delete"
           onClick=${act(p.onDeleteConversation)}>Delete</button>
       </div>

@@ -36,22 +36,31 @@ export function TurnView({ turn, run, renderer, onStop, onRetry, onDetails }: Tu
         <div class="msg-bubble" data-testid="user-message">${turn.userMessage}</div>
       </div>
       <div class="msg msg-assistant">
-        <div class="avatar" aria-hidden="true"><${Icon} name="bot" /></div>
+        <div class="avatar" aria-hidden="true">
+          <${Icon} name="bot" />
+        </div>
         <div class="msg-main">
           ${running && html`
             <div class="live" data-testid="live-text" aria-live="polite">${live}<span
               class="caret" aria-hidden="true"></span></div>
             <div class="turn-status">
               <span class="status-dot running" aria-hidden="true"></span>
-              <span>${live ? "Streaming…" : run?.connection === "lost" ? "Connection lost" : "Thinking…"}</span>
+              <span>${live
+                ? "Streaming…"
+                : run?.connection === "lost"
+                ? "Connection lost"
+                : "Thinking…"}</span>
               ${turn.runId && html`
                 <button type="button" class="btn btn-sm btn-danger-soft" data-testid="stop-run"
                   aria-label="Stop this run" onClick=${() => onStop(turn.runId!)}>
                   <${Icon} name="stop" /> Stop
-                </button>`}
-            </div>`}
+                </button>
+              `}
+            </div>
+          `}
           ${turn.state === "completed" && html`
-            <${MarkdownView} source=${turn.assistantMessage ?? ""} renderer=${renderer} />`}
+            <${MarkdownView} source=${turn.assistantMessage ?? ""} renderer=${renderer} />
+          `}
           ${!running && turn.state !== "completed" && html`
             <div class=${`terminal terminal-${turn.state}`} data-testid="turn-terminal" role="status">
               <div class="terminal-head">
@@ -61,21 +70,27 @@ export function TurnView({ turn, run, renderer, onStop, onRetry, onDetails }: Tu
               </div>
               <div class="terminal-meta">
                 ${turn.stage && html`<span>stage ${turn.stage}</span>`}
-                ${turnDuration(turn) !== null && html`<span>${fmtDuration(turnDuration(turn))}</span>`}
+                ${turnDuration(turn) !== null &&
+                  html`<span>${fmtDuration(turnDuration(turn))}</span>`}
                 ${turn.retryable && html`<span>retryable</span>`}
               </div>
               <button type="button" class="btn btn-sm" data-testid="retry"
-                onClick=${() => onRetry(turn.userMessage)} aria-label="Retry: put this message back in the composer">
+                onClick=${() =>
+                  onRetry(
+                    turn.userMessage,
+                  )} aria-label="Retry: put this message back in the composer">
                 <${Icon} name="retry" /> Retry
               </button>
-            </div>`}
+            </div>
+          `}
           ${turn.runId && !running && html`
             <div class="turn-foot">
               <button type="button" class="link-btn" onClick=${() => onDetails(turn.runId!)}
                 aria-label="Show run details">Run details</button>
               ${turnDuration(turn) !== null && turn.state === "completed" &&
                 html`<span class="muted">${fmtDuration(turnDuration(turn))}</span>`}
-            </div>`}
+            </div>
+          `}
         </div>
       </div>
     </article>

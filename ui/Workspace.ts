@@ -131,9 +131,15 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   // ── The open Conversation ────────────────────────────────────────────────
   const loadPage = useCallback(async (agent: string, conv: string) => {
     const page = await api.getConversation(agent, conv);
-    setTurns((cur) => (cur.length && cur[0] && page.turns.length ? mergeTurns(cur.filter((t) =>
-      page.turns.some((p) => p.id === t.id) || t.seq < page.turns[0].seq
-    ), page.turns) : page.turns));
+    setTurns((
+      cur,
+    ) => (cur.length && cur[0] && page.turns.length
+      ? mergeTurns(
+        cur.filter((t) => page.turns.some((p) => p.id === t.id) || t.seq < page.turns[0].seq),
+        page.turns,
+      )
+      : page.turns)
+    );
     setBefore((cur) => cur ?? page.before);
     for (const t of page.turns) {
       if (t.state === "running" && t.runId) runs.watch(agent, conv, t.runId);
@@ -250,7 +256,10 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
         setDraft("");
         if (r.effect?.type === "set_model") {
           drafts.set(convId, { modelId: r.effect.model_id });
-          setPrefs((p) => ({ ...p, modelId: r.effect?.type === "set_model" ? r.effect.model_id : null }));
+          setPrefs((p) => ({
+            ...p,
+            modelId: r.effect?.type === "set_model" ? r.effect.model_id : null,
+          }));
         } else if (r.effect?.type === "compact_next_turn") {
           drafts.set(convId, { compactNext: true });
           setPrefs((p) => ({ ...p, compactNext: true }));
@@ -336,19 +345,22 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
         message: "Only the display name changes.",
         confirmLabel: "Rename",
         field: { label: "Name", value: agent.name, maxLength: AGENT_NAME_MAX },
-        onConfirm: (name) => api.renameAgent(agent.id, name).then(() => loadAgents(agent.id)).catch(fail),
+        onConfirm: (name) =>
+          api.renameAgent(agent.id, name).then(() => loadAgents(agent.id)).catch(fail),
       }),
     rebuild: () =>
       agent && setDialog({
         title: "Rebuild runtime?",
-        message: `Active runs of "${agent.name}" are drained or cancelled and a new generation is created.`,
+        message:
+          `Active runs of "${agent.name}" are drained or cancelled and a new generation is created.`,
         confirmLabel: "Rebuild",
         onConfirm: () => api.upgradeAgent(agent.id).then(() => loadAgents(agent.id)).catch(fail),
       }),
     remove: () =>
       agent && setDialog({
         title: "Delete agent?",
-        message: `"${agent.name}" and all of its conversations, workspace and history are deleted. This cannot be undone.`,
+        message:
+          `"${agent.name}" and all of its conversations, workspace and history are deleted. This cannot be undone.`,
         confirmLabel: "Delete agent",
         danger: true,
         onConfirm: () => api.deleteAgent(agent.id).then(() => loadAgents(null)).catch(fail),
@@ -363,7 +375,9 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
         confirmLabel: "Rename",
         field: { label: "Title", value: convById(id)?.title ?? "", maxLength: TITLE_MAX },
         onConfirm: (title) =>
-          api.renameConversation(agentId, id, title).then(() => loadConversations(agentId)).catch(fail),
+          api.renameConversation(agentId, id, title).then(() => loadConversations(agentId)).catch(
+            fail,
+          ),
       }),
     branch: async (id: string) => {
       if (!agentId) return;
@@ -418,7 +432,8 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
               setDetailsOpen(false);
             }}><${Icon} name="menu" /></button>
           <div class="topbar-title">
-            <h1 data-testid="conversation-title">${conv?.title ?? (agent ? agent.name : "Agent Builder")}</h1>
+            <h1 data-testid="conversation-title">${conv?.title ??
+              (agent ? agent.name : "Agent Builder")}</h1>
             ${agent && conv && html`<span class="muted small">${agent.name}</span>`}
           </div>
           <button type="button" class=${`btn btn-sm btn-ghost ${detailsOpen ? "active" : ""}`}
@@ -428,9 +443,12 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
             <${Icon} name="panel" /> <span class="hide-narrow">Run details</span>
           </button>
         </header>
-        ${modelDown && html`<${ModelBanner} reason=${health?.reason ?? null} onRecheck=${refreshHealth} />`}
-        ${error && html`<${ErrorToast} message=${error.message} code=${error.code}
-          onDismiss=${() => setError(null)} />`}
+        ${modelDown &&
+          html`<${ModelBanner} reason=${health?.reason ?? null} onRecheck=${refreshHealth} />`}
+        ${error && html`
+          <${ErrorToast} message=${error.message} code=${error.code}
+            onDismiss=${() => setError(null)} />
+        `}
         ${convId
           ? html`
             <${ChatView} conversationId=${convId} turns=${turns} hasOlder=${before !== null}
@@ -438,14 +456,19 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
               onLoadOlder=${loadOlder} onStop=${stop} onRetry=${setDraft}
               onDetails=${openDetails} />
             <div class="approvals">
-              ${convPermissions.map((p) => html`<${ApprovalCard} key=${p.id} permission=${p}
-                onDecide=${(id: string, d: "approve" | "deny") =>
-                  api.decidePermission(agentId!, id, d).then(
-                    () => api.listPermissions(agentId!).then(setPermissions),
-                    fail,
-                  )} />`)}
+              ${convPermissions.map((p) =>
+                html`
+                  <${ApprovalCard} key=${p.id} permission=${p}
+                    onDecide=${(id: string, d: "approve" | "deny") =>
+                      api.decidePermission(agentId!, id, d).then(
+                        () => api.listPermissions(agentId!).then(setPermissions),
+                        fail,
+                      )} />
+                `
+              )}
             </div>
-            <${Composer} draft=${prefs.draft} modelId=${prefs.modelId} compactNext=${prefs.compactNext}
+            <${Composer} draft=${prefs.draft} modelId=${prefs.modelId} compactNext=${prefs
+              .compactNext}
               models=${models} projection=${projection} commands=${commands}
               commandResult=${commandResult} activeRunId=${activeRunId} sending=${sending}
               onDraft=${setDraft} onModel=${(id: string | null) => {
@@ -456,19 +479,24 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
                 if (convId) drafts.set(convId, { compactNext: false });
                 setPrefs((p) => ({ ...p, compactNext: false }));
               }}
-              onSubmit=${submit} onStop=${stop} onDismissResult=${() => setCommandResult(null)} />`
+              onSubmit=${submit} onStop=${stop} onDismissResult=${() => setCommandResult(null)} />
+          `
           : html`
             <div class="empty-main" data-testid="empty-main">
               <h2>${agent ? `No conversation open` : "Loading…"}</h2>
               ${agent && html`
                 <p>Start a conversation with <strong>${agent.name}</strong>.</p>
                 <button type="button" class="btn btn-primary" data-testid="empty-new-conversation"
-                  onClick=${createConversation}><${Icon} name="plus" /> New conversation</button>`}
-            </div>`}
+                  onClick=${createConversation}><${Icon} name="plus" /> New conversation</button>
+              `}
+            </div>
+          `}
       </main>
       ${detailsOpen && agentId && html`
         <${RunDetails} api=${api} agentId=${agentId} runId=${detailsRun}
-          live=${detailsRun ? runs.get(detailsRun) : undefined} onClose=${() => setDetailsOpen(false)} />`}
+          live=${detailsRun ? runs.get(detailsRun) : undefined} onClose=${() =>
+            setDetailsOpen(false)} />
+      `}
       ${dialog && html`<${Dialog} request=${dialog} onClose=${() => setDialog(null)} />`}
     </div>
   `;

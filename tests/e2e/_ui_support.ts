@@ -7,7 +7,11 @@
 import { type Browser, launchBrowser, type Page, watchPageErrors } from "../helpers/browser.ts";
 import { readBootstrapToken } from "../helpers/login.ts";
 import { type ServerHandle, startTestServer } from "../helpers/server.ts";
-import { type FakeOllama, type ScriptSource, startFakeOllama } from "../../tools/fake_ollama/server.ts";
+import {
+  type FakeOllama,
+  type ScriptSource,
+  startFakeOllama,
+} from "../../tools/fake_ollama/server.ts";
 
 export interface UiEnv {
   server: ServerHandle;

@@ -61,7 +61,11 @@ export interface Api {
   cancelRun(agent: string, run: string): Promise<void>;
   contextPreview(agent: string, conv: string): Promise<ContextProjection>;
   runContext(agent: string, run: string): Promise<Record<string, unknown>>;
-  replay(agent: string, run: string, cursor?: number): Promise<{ events: unknown[]; next: number | null }>;
+  replay(
+    agent: string,
+    run: string,
+    cursor?: number,
+  ): Promise<{ events: unknown[]; next: number | null }>;
   listModels(): Promise<ModelProfile[]>;
   listPermissions(agent: string): Promise<PendingPermission[]>;
   decidePermission(agent: string, id: string, decision: "approve" | "deny"): Promise<void>;
@@ -108,7 +112,8 @@ export function createApi(request: Requester): Api {
     cancelRun: (a, run) => ok(request("POST", `${agentPath(a)}/runs/${e(run)}/cancel`)),
     contextPreview: async (a, c) =>
       toProjection(await request("GET", `${convPath(a, c)}/context-preview`)),
-    runContext: async (a, run) => obj(await request("GET", `${agentPath(a)}/runs/${e(run)}/context`)),
+    runContext: async (a, run) =>
+      obj(await request("GET", `${agentPath(a)}/runs/${e(run)}/context`)),
     replay: async (a, run, cursor) => {
       const q = cursor ? `?cursor=${cursor}` : "";
       const r = obj(await request("GET", `${agentPath(a)}/runs/${e(run)}/replay${q}`));
@@ -126,7 +131,10 @@ export function createApi(request: Requester): Api {
       toCommandResult(await request("POST", `${convPath(a, c)}/commands`, { input })),
     health: async () => {
       const r = obj(await request("GET", "/health"));
-      return { model: str(r.model, "unavailable"), reason: typeof r.reason === "string" ? r.reason : null };
+      return {
+        model: str(r.model, "unavailable"),
+        reason: typeof r.reason === "string" ? r.reason : null,
+      };
     },
   };
 }

@@ -13,8 +13,18 @@ export const LINK_REL = "noopener noreferrer nofollow";
 export const MARKDOWN_MAX_CHARS = 64 * 1024;
 
 export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) =>
-    c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === '"' ? "&quot;" : "&#39;"
+  return s.replace(
+    /[&<>"']/g,
+    (c) =>
+      c === "&"
+        ? "&amp;"
+        : c === "<"
+        ? "&lt;"
+        : c === ">"
+        ? "&gt;"
+        : c === '"'
+        ? "&quot;"
+        : "&#39;",
   );
 }
 
@@ -50,7 +60,9 @@ function createMarked(): Marked {
         const href = safeHref(token.href);
         if (href === null) return inner;
         const title = token.title ? ` title="${escapeHtml(token.title)}"` : "";
-        return `<a href="${escapeHtml(href)}"${title} rel="${LINK_REL}" target="_blank">${inner}</a>`;
+        return `<a href="${
+          escapeHtml(href)
+        }"${title} rel="${LINK_REL}" target="_blank">${inner}</a>`;
       },
       checkbox({ checked }: Tokens.Checkbox): string {
         return checked ? "[x] " : "[ ] ";
@@ -71,9 +83,32 @@ export { createMarked };
 /** The DOMPurify allowlist: structure and emphasis only; no media, forms, styles or scripts. */
 export const PURIFY_CONFIG = {
   ALLOWED_TAGS: [
-    "p", "br", "hr", "strong", "em", "del", "s", "code", "pre", "blockquote",
-    "ul", "ol", "li", "a", "h1", "h2", "h3", "h4", "h5", "h6",
-    "table", "thead", "tbody", "tr", "th", "td",
+    "p",
+    "br",
+    "hr",
+    "strong",
+    "em",
+    "del",
+    "s",
+    "code",
+    "pre",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "a",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
   ],
   ALLOWED_ATTR: ["href", "rel", "target", "title", "class", "align", "start"],
   ALLOW_DATA_ATTR: false,

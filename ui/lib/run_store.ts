@@ -4,7 +4,7 @@
  * plus a small store that owns one SSE connection per running Run. Deltas
  * accumulate as plain text; durable envelopes are kept once per seq.
  */
-import { toEnvelope, type EventEnvelope } from "./types.ts";
+import { type EventEnvelope, toEnvelope } from "./types.ts";
 import { openEventStream, type SseMessage, type StreamHandle } from "./sse.ts";
 
 export const TERMINAL_KINDS = new Set([

@@ -38,7 +38,10 @@ export interface TimelineRow {
 }
 
 /** Dedupes by seq, sorts ascending and applies the filter. */
-export function buildTimeline(events: readonly EventEnvelope[], filter: TimelineFilter): TimelineRow[] {
+export function buildTimeline(
+  events: readonly EventEnvelope[],
+  filter: TimelineFilter,
+): TimelineRow[] {
   const bySeq = new Map<number, EventEnvelope>();
   for (const e of events) if (!bySeq.has(e.seq)) bySeq.set(e.seq, e);
   const q = filter.text.trim().toLowerCase();
@@ -68,7 +71,9 @@ export function deriveFacts(event: EventEnvelope, all: readonly EventEnvelope[])
   const sorted = [...all].sort((a, b) => a.seq - b.seq);
   const t = ms(event.ts);
   const first = sorted.length ? ms(sorted[0].ts) : null;
-  if (t !== null && first !== null) facts.push({ label: "Since run start", value: fmtMs(t - first) });
+  if (t !== null && first !== null) {
+    facts.push({ label: "Since run start", value: fmtMs(t - first) });
+  }
   const prev = sorted.filter((e) => e.seq < event.seq).at(-1);
   const tp = prev ? ms(prev.ts) : null;
   if (t !== null && tp !== null) facts.push({ label: "Since previous", value: fmtMs(t - tp) });

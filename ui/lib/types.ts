@@ -250,7 +250,11 @@ export function toPermission(v: unknown): PendingPermission {
     runId: strOrNull(o.run_id),
     conversationId: strOrNull(o.conversation_id),
     tool: str(o.tool ?? o.tool_id, "tool"),
-    preview: typeof preview === "string" ? preview : preview ? JSON.stringify(preview, null, 2) : "",
+    preview: typeof preview === "string"
+      ? preview
+      : preview
+      ? JSON.stringify(preview, null, 2)
+      : "",
     diff: str(o.diff),
   };
 }
@@ -281,7 +285,11 @@ export function toCommands(v: unknown): CommandDescriptor[] {
       usage: str(o.usage, `/${str(o.name)}`),
       args: list(o.args).map((a) => {
         const x = obj(a);
-        return { name: str(x.name), required: x.required === true, description: str(x.description) };
+        return {
+          name: str(x.name),
+          required: x.required === true,
+          description: str(x.description),
+        };
       }),
     };
   });
