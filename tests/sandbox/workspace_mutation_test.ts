@@ -5,7 +5,7 @@ import { prepareEdit } from "../../runtime/tools/file_edit.ts";
 import { prepareWrite } from "../../runtime/tools/file_write.ts";
 import { commitMutation } from "../../runtime/tools/mutation_commit.ts";
 import { PREVIEW_TRUNCATED_MARKER } from "../../runtime/tools/mutation_plan.ts";
-import { type TempWorkspace, withWorkspace } from "./workspace_fixture.ts";
+import { steppingClock, type TempWorkspace, withWorkspace } from "./workspace_fixture.ts";
 
 const binding = { agent_id: "agent-1", generation: 3, run_id: "run-1", call_id: "call-1" };
 const code = (r: { ok: boolean; code?: string }) => (r.ok ? "ok" : r.code);
@@ -286,5 +286,27 @@ Deno.test("mutations refuse the reserved temp namespace, control text and unsafe
       code(prepareEdit(ws.root, { path: "absent.txt", old_text: "a", new_text: "b" }, ctx)),
       "path_not_found",
     );
+  });
+});
+
+Deno.test("a commit waits for another writer's directory lock and gives up at its deadline", () => {
+  withWorkspace((ws) => {
+    ws.file("l.txt", "before\n");
+    const plan = prepareWrite(ws.root, { path: "l.txt", content: "after\n" }, {
+      receipt: receipt(ws, "l.txt"),
+      binding,
+    });
+    assert(plan.ok);
+    const other = Deno.openSync(ws.dir, { read: true });
+    try {
+      other.lockSync(true); // another writer holds the parent directory
+      const c = commitMutation(ws.root, plan.plan, { binding, hooks: { now: steppingClock(100) } });
+      assertEquals(code(c), "file_timeout");
+      assertEquals(Deno.readTextFileSync(`${ws.dir}/l.txt`), "before\n");
+    } finally {
+      other.close();
+    }
+    assertEquals(code(commitMutation(ws.root, plan.plan, { binding })), "ok");
+    assertEquals(Deno.readTextFileSync(`${ws.dir}/l.txt`), "after\n");
   });
 });
