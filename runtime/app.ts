@@ -18,6 +18,10 @@ import { ensureDefaultInstructionFile } from "./workspace/instruction_file.ts";
 import { createGateway, type WebGateway } from "./http/gateway.ts";
 import type { Route } from "./http/router.ts";
 import { staticRoutes } from "./http/static_routes.ts";
+import { modelHealth, modelRoutes } from "./http/model_routes.ts";
+import { createBroker } from "./model/broker.ts";
+import { createCatalog } from "./model/catalog.ts";
+import type { ModelBroker } from "./model/types.ts";
 import { type DatabaseSync, openDatabase } from "./store/sqlite.ts";
 
 export interface AppOptions {
@@ -35,6 +39,8 @@ export interface App {
   /** Agent registry, lifecycle, admission fence and the per-Agent state.sqlite pool. */
   agents: AgentService;
   conversations: ConversationService;
+  /** The Model Broker [MB]: qualification, chat streams, /health model status. */
+  model: ModelBroker;
   routes: Route[];
   /** Stops background work and closes databases. */
   close(): Promise<void>;
@@ -59,8 +65,11 @@ export function createApp(opts: AppOptions): App {
   // Converge half-done lifecycle transitions before any request is served [AG-1].
   agents.recover();
   const conversations = createConversationService({ agents, cursors: createCursorCodec() });
+  // Qualification starts in the background; Runs fail closed until it succeeds [MB-2].
+  const model = createBroker({ catalog: createCatalog({ ollamaUrl: opts.ollamaUrl }), log: opts.log });
   const routes: Route[] = [
-    ...staticRoutes({ model: () => ({ available: false, reason: "not_configured" }) }),
+    ...staticRoutes(modelHealth(model)),
+    ...modelRoutes(model),
     ...authRoutes(gateway),
     ...agentRoutes({ agents }),
     ...sessionRoutes({ conversations }),
@@ -72,8 +81,10 @@ export function createApp(opts: AppOptions): App {
     gateway,
     agents,
     conversations,
+    model,
     routes: withSystemAgentAliases(routes),
-    close() {
+    async close() {
+      await model.close();
       agentDbs.closeAll();
       registryDb.close();
       return Promise.resolve();

@@ -10,6 +10,7 @@
  * and never follows redirects or proxies); the policies are frozen values.
  */
 import { createHash } from "node:crypto";
+import { UsageError } from "../cli/args.ts";
 import {
   CIRCUIT_OPEN_MS,
   DEFAULT_MODEL,
@@ -108,8 +109,11 @@ export interface CatalogOptions {
   timeouts?: Partial<ModelTimeouts>;
 }
 
-/** Thrown for an operator-supplied URL the broker will not use. */
-export class CatalogError extends Error {
+/**
+ * Thrown for an operator-supplied URL the broker will not use. A UsageError,
+ * so `serve --ollama <bad>` prints the reason and exits 2.
+ */
+export class CatalogError extends UsageError {
   override name = "CatalogError";
 }
 
