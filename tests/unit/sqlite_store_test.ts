@@ -23,7 +23,7 @@ Deno.test("openDatabase creates a private WAL database with the fixed pragmas", 
       assertEquals(get("max_page_count"), Math.floor(STATE_DB_MAX_BYTES / pageSize));
       assertEquals(schemaVersion(db), REGISTRY_MIGRATIONS.length);
       db.exec(
-        "INSERT INTO agents VALUES ('00000000-0000-4000-8000-000000000001','x','active',1,1,0,0)",
+        "INSERT INTO agents (id, name, state, generation, is_system, created_at, updated_at) VALUES ('00000000-0000-4000-8000-000000000001','x','active',1,1,0,0)",
       );
       for (const suffix of ["", "-wal", "-shm"]) {
         const st = Deno.lstatSync(`${home}/${REL}${suffix}`);
