@@ -6,7 +6,8 @@ import { RELEASE } from "./runtime/limits.ts";
 import { UsageError } from "./runtime/cli/args.ts";
 import { serveCommand } from "./runtime/cli/serve.ts";
 import { doctorCommand } from "./runtime/cli/doctor.ts";
-import { readyLoopBody, workerCommand } from "./sandbox/worker_entry.ts";
+import { workerCommand } from "./sandbox/worker_entry.ts";
+import { harnessWorkerBody } from "./runtime/kernel/worker_main.ts";
 import { rotateTokenCommand } from "./runtime/cli/rotate_token.ts";
 import { backupCommand } from "./runtime/cli/backup.ts";
 import { restoreCommand } from "./runtime/cli/restore.ts";
@@ -35,7 +36,7 @@ type Command = (argv: string[]) => number | Promise<number>;
 
 const COMMANDS: Record<string, Command> = {
   // Internal re-exec mode [SB-1]: always confines itself before running a body.
-  worker: (argv) => workerCommand(argv, { body: readyLoopBody }),
+  worker: (argv) => workerCommand(argv, { body: harnessWorkerBody }),
   serve: serveCommand,
   doctor: doctorCommand,
   "rotate-token": rotateTokenCommand,

@@ -23,6 +23,12 @@ import { createBroker } from "./model/broker.ts";
 import { createCatalog } from "./model/catalog.ts";
 import type { ModelBroker } from "./model/types.ts";
 import { type DatabaseSync, openDatabase } from "./store/sqlite.ts";
+import { createCommandPorts } from "./commands/app_ports.ts";
+import { createCommandService } from "./commands/service.ts";
+import { commandRoutes } from "./http/command_routes.ts";
+import { runRoutes } from "./http/run_routes.ts";
+import { createRunQueries } from "./runs/run_queries.ts";
+import { createRunService, type RunService } from "./runs/run_service.ts";
 
 export interface AppOptions {
   home: HomeLayout;
@@ -41,6 +47,8 @@ export interface App {
   conversations: ConversationService;
   /** The Model Broker [MB]: qualification, chat streams, /health model status. */
   model: ModelBroker;
+  /** Runs: admission, confined Workers, journal, live SSE, recovery [CV, EV, SB-5]. */
+  runs: RunService;
   routes: Route[];
   /** Stops background work and closes databases. */
   close(): Promise<void>;
@@ -67,12 +75,17 @@ export function createApp(opts: AppOptions): App {
   const conversations = createConversationService({ agents, cursors: createCursorCodec() });
   // Qualification starts in the background; Runs fail closed until it succeeds [MB-2].
   const model = createBroker({ catalog: createCatalog({ ollamaUrl: opts.ollamaUrl }), log: opts.log });
+  const runs = createRunService({ home: opts.home, agents, broker: model, log: opts.log });
+  agents.attachRunControl({ cancelAgentWork: (id, why) => runs.cancelAgentWork(id, why) });
+  // [CV-6] Runs left running by a previous process become interrupted before serving.
+  runs.recover();
   const routes: Route[] = [
     ...staticRoutes(modelHealth(model)),
     ...modelRoutes(model),
     ...authRoutes(gateway),
     ...agentRoutes({ agents }),
     ...sessionRoutes({ conversations }),
+    ...runRoutes({ runs, queries: createRunQueries(runs) }),
   ];
   return {
     home: opts.home,
@@ -82,8 +95,10 @@ export function createApp(opts: AppOptions): App {
     agents,
     conversations,
     model,
+    runs,
     routes: withSystemAgentAliases(routes),
     async close() {
+      await runs.shutdown();
       await model.close();
       agentDbs.closeAll();
       registryDb.close();

@@ -83,6 +83,24 @@ export class RunJournal {
     return this.#state;
   }
 
+  /** Re-opens a journal from its validated rows (restart recovery). */
+  static restore(ids: RunIds, rows: readonly EventRow[], now: () => number = Date.now): RunJournal {
+    const j = new RunJournal(ids, now);
+    let state = initialState();
+    for (const r of rows) {
+      const env = JSON.parse(r.body) as EventEnvelope;
+      const s = step(state, env.kind, env.payload as Record<string, unknown>);
+      if (!s.ok) throw new Error(`restore: ${s.reason}`);
+      state = s.state;
+      j.#count = r.seq;
+      j.#bytes += utf8Bytes(r.body);
+      j.#head = r.digest;
+    }
+    j.#live = j.#bytes;
+    j.#state = state;
+    return j;
+  }
+
   /** Validates a durable event and computes its row; nothing changes until `accept`. */
   stage<K extends EventKind>(kind: K, payload: Payload<K>, after?: Staged): Staged {
     if (EPHEMERAL_KINDS.has(kind)) throw new Error(`${kind} is ephemeral`);

@@ -82,7 +82,11 @@ export function step(s: MachineState, kind: EventKind, payload: Record<string, u
       n.openCall = null;
       return { ok: true, state: n };
     case "assistant.block.started":
-      if (s.openBlock !== null || payload.block !== s.openCall) return bad("block outside call");
+      // A block belongs to the latest call; it may open after that call's
+      // response closed (an answer with no streamed delta).
+      if (s.openBlock !== null || s.calls === 0 || payload.block !== s.calls) {
+        return bad("block outside call");
+      }
       n.openBlock = payload.block as number;
       return { ok: true, state: n };
     case "assistant.block.delta":

@@ -95,7 +95,7 @@ export const PAYLOADS = {
     tool_id: ToolIdSchema,
     outcome: z.enum(["ok", "error"]),
     code: Code.nullable(),
-    result: z.string().max(16384),
+    result: z.string().max(32768),
     result_bytes: Count,
     result_digest: DigestSchema,
     projection: z.enum(["inline", "receipt", "error"]),

@@ -236,7 +236,22 @@ export function beginTurn(
     now: number;
   },
 ): { result: MutationResult; seq?: number; revision?: number } {
-  return transaction(db, () => {
+  return transaction(db, () => beginTurnInTransaction(db, t));
+}
+
+/** As `beginTurn`, for callers that already hold a transaction (Turn + run.started). */
+export function beginTurnInTransaction(
+  db: DatabaseSync,
+  t: {
+    conversationId: string;
+    expectedRevision: number;
+    turnId: string;
+    runId: string | null;
+    userMessage: string;
+    now: number;
+  },
+): { result: MutationResult; seq?: number; revision?: number } {
+  {
     const conv = getConversation(db, t.conversationId);
     if (!conv) return { result: "missing" };
     if (hasRunningTurn(db, t.conversationId)) return { result: "busy" };
@@ -254,7 +269,7 @@ export function beginTurn(
     ).run(t.now, t.conversationId, t.expectedRevision);
     if (upd.changes !== 1) throw new Error("conversation revision moved inside a transaction");
     return { result: "ok", seq: next, revision: t.expectedRevision + 1 };
-  });
+  }
 }
 
 export interface TurnTerminal {

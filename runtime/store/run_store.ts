@@ -182,6 +182,16 @@ export function countOperations(db: DatabaseSync): number {
   return (db.prepare("SELECT count(*) AS n FROM operations").get() as { n: number }).n;
 }
 
+/** Keeps the ledger ≤ `max` rows by dropping the oldest settled rows [TL-2]. */
+export function trimOperations(db: DatabaseSync, max: number): void {
+  const over = countOperations(db) - (max - 1);
+  if (over <= 0) return;
+  db.prepare(
+    `DELETE FROM operations WHERE id IN (SELECT id FROM operations
+       WHERE state IN ('succeeded','failed','outcome_unknown') ORDER BY created_at, id LIMIT ?)`,
+  ).run(over);
+}
+
 export function operationIntent(
   db: DatabaseSync,
   o: { id: string; runId: string; callId: string; toolId: string; argsDigest: string; now: number },
@@ -206,6 +216,13 @@ export function operationOutcome(
     `UPDATE operations SET state = ?, result_digest = ?, code = ?, updated_at = ?
      WHERE id = ? AND state = 'dispatched'`,
   ).run(o.ok ? "succeeded" : "failed", o.resultDigest, o.code, o.now, o.id);
+}
+
+/** An intent that was never dispatched (invalid arguments, no executor). */
+export function operationRefused(db: DatabaseSync, id: string, code: string, now: number): void {
+  db.prepare(
+    "UPDATE operations SET state = 'failed', code = ?, updated_at = ? WHERE id = ? AND state = 'intent'",
+  ).run(code, now, id);
 }
 
 /** Restart: leftover dispatched (and intent) operations become outcome_unknown; never re-run. */

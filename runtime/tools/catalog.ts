@@ -114,7 +114,7 @@ export const BUILTIN_TOOL_SPECS: readonly ToolSpec[] = [
     timeout_ms: READ_TIMEOUT_MS,
     cancellable: true,
     input_max_bytes: 2048,
-    output_max_bytes: READ_CHUNK_MAX_BYTES * 2,
+    output_max_bytes: READ_CHUNK_MAX_BYTES * 3,
   },
   {
     id: "file/glob",

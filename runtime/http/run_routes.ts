@@ -1,0 +1,184 @@
+/**
+ * §13 Run routes: submit a Turn, live SSE with durable fallback, replay,
+ * cancel, context inspection, NextTurnProjection, preparation state,
+ * capability audit and pending approvals.
+ *
+ * What this file enforces: strict zod bodies (unknown fields 422) and strict
+ * query parameters (none where the SPEC names none — `…/context` takes no
+ * query at all); malformed ids are unknown ids (404); state changes are
+ * `csrf` routes, reads `session` routes; every response is JSON except the
+ * SSE stream. The product logic lives in runtime/runs/.
+ */
+import { z } from "zod";
+import { AppError } from "../errors.ts";
+import { USER_MESSAGE_MAX_BYTES } from "../limits.ts";
+import { isValidId } from "../path_safety.ts";
+import type { RunQueries } from "../runs/run_queries.ts";
+import type { RunService } from "../runs/run_service.ts";
+import { agentParam } from "./agent_routes.ts";
+import { json } from "./headers.ts";
+import type { Route, RouteContext } from "./router.ts";
+
+export const SubmitRunBody = z.object({
+  // The byte bound is checked by the service (413 message_too_large); this caps characters.
+  message: z.string().min(1).max(USER_MESSAGE_MAX_BYTES),
+  model_id: z.string().regex(/^[a-z0-9][a-z0-9._:-]{0,63}$/).optional(),
+  compact: z.boolean().optional(),
+}).strict();
+export type SubmitRunBody = z.infer<typeof SubmitRunBody>;
+
+export const DecisionBody = z.object({ decision: z.enum(["approve", "deny"]) }).strict();
+export type DecisionBody = z.infer<typeof DecisionBody>;
+
+function idParam(
+  ctx: RouteContext<unknown>,
+  name: string,
+  code: "run_not_found" | "conversation_not_found" | "permission_not_found",
+): string {
+  const id = ctx.params[name];
+  if (!isValidId(id)) throw new AppError(code);
+  return id;
+}
+
+/** Only the named query parameters, each at most once. */
+function query(url: URL, allowed: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
+  for (const [k, v] of url.searchParams) {
+    if (!allowed.includes(k) || Object.hasOwn(out, k)) {
+      throw new AppError("schema_violation", "query parameter");
+    }
+    out[k] = v;
+  }
+  return out;
+}
+
+export function runRoutes(deps: { runs: RunService; queries: RunQueries }): Route[] {
+  const { runs, queries } = deps;
+  const sessions = "/api/agents/:agent/sessions/:conv";
+  const run = "/api/agents/:agent/runs/:run";
+  return [
+    {
+      method: "POST",
+      path: `${sessions}/runs`,
+      auth: "csrf",
+      body: SubmitRunBody,
+      handler: async (ctx: RouteContext<SubmitRunBody>) => {
+        query(ctx.url, []);
+        const r = await runs.submit(
+          agentParam(ctx),
+          idParam(ctx, "conv", "conversation_not_found"),
+          ctx.body,
+        );
+        return json(r, 202);
+      },
+    },
+    {
+      method: "GET",
+      path: `${sessions}/context-preview`,
+      auth: "session",
+      handler: async (ctx) => {
+        const q = query(ctx.url, ["model_id"]);
+        if (q.model_id !== undefined && !/^[a-z0-9][a-z0-9._:-]{0,63}$/.test(q.model_id)) {
+          throw new AppError("schema_violation", "model_id");
+        }
+        return json(
+          await queries.preview(
+            agentParam(ctx),
+            idParam(ctx, "conv", "conversation_not_found"),
+            q.model_id ?? null,
+          ),
+        );
+      },
+    },
+    {
+      method: "GET",
+      path: `${sessions}/preparation`,
+      auth: "session",
+      handler: (ctx) => {
+        query(ctx.url, []);
+        return json(
+          queries.preparation(agentParam(ctx), idParam(ctx, "conv", "conversation_not_found")),
+        );
+      },
+    },
+    {
+      method: "GET",
+      path: `${run}/events`,
+      auth: "session",
+      handler: (ctx) => {
+        query(ctx.url, []);
+        return queries.events(
+          agentParam(ctx),
+          idParam(ctx, "run", "run_not_found"),
+          ctx.req.headers.get("last-event-id"),
+          ctx.signal,
+        );
+      },
+    },
+    {
+      method: "GET",
+      path: `${run}/replay`,
+      auth: "session",
+      handler: (ctx) => {
+        const q = query(ctx.url, ["cursor"]);
+        return json(
+          queries.replay(agentParam(ctx), idParam(ctx, "run", "run_not_found"), q.cursor ?? null),
+        );
+      },
+    },
+    {
+      method: "POST",
+      path: `${run}/cancel`,
+      auth: "csrf",
+      handler: (ctx) => {
+        query(ctx.url, []);
+        return json(runs.cancel(agentParam(ctx), idParam(ctx, "run", "run_not_found")), 202);
+      },
+    },
+    {
+      method: "GET",
+      path: `${run}/context`,
+      auth: "session",
+      handler: (ctx) => {
+        query(ctx.url, []);
+        return json(queries.context(agentParam(ctx), idParam(ctx, "run", "run_not_found")));
+      },
+    },
+    {
+      method: "GET",
+      path: `${run}/capability-audit`,
+      auth: "session",
+      handler: (ctx) => {
+        const q = query(ctx.url, ["offset"]);
+        return json(
+          queries.audit(agentParam(ctx), idParam(ctx, "run", "run_not_found"), q.offset ?? null),
+        );
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/agents/:agent/permissions",
+      auth: "session",
+      handler: (ctx) => {
+        query(ctx.url, []);
+        return json(queries.permissions(agentParam(ctx)));
+      },
+    },
+    {
+      method: "POST",
+      path: "/api/agents/:agent/permissions/:id",
+      auth: "csrf",
+      body: DecisionBody,
+      handler: (ctx: RouteContext<DecisionBody>) => {
+        query(ctx.url, []);
+        return json(
+          queries.decide(
+            agentParam(ctx),
+            idParam(ctx, "id", "permission_not_found"),
+            ctx.body.decision,
+          ),
+        );
+      },
+    },
+  ];
+}

@@ -1,0 +1,178 @@
+/**
+ * Read side of Runs: SSE stream selection, validated replay pages [EV-4],
+ * context inspection [CX-4], NextTurnProjection [CX-5], the capability audit
+ * and pending approvals [TL-2].
+ *
+ * What this file enforces: a Run is looked up only in the named Agent's own
+ * database (a foreign or unknown id is 404); replay validates the WHOLE
+ * journal (binding, schema, state machine, hash chain, head, counts) before
+ * returning any page, and a corrupt journal is `journal_corrupt` — never a
+ * valid-looking prefix; pages are ≤ 128 events with a cursor ≤ 1,000,000;
+ * inspection never returns section bodies; after the plan left memory only
+ * the validated `run.started` summary is returned.
+ */
+import { AppError } from "../errors.ts";
+import { createInspectionKey, inspectPlan, nextTurnProjection } from "../context/inspect.ts";
+import { validateJournal } from "../events/journal.ts";
+import { durableStream, liveStream, parseLastEventId } from "../events/sse.ts";
+import {
+  CONTEXT_CALIBRATION_USAGES,
+  PERMISSIONS_PENDING_MAX,
+  REPLAY_CURSOR_MAX,
+  REPLAY_PAGE_MAX,
+} from "../limits.ts";
+import { PAYLOADS } from "../protocol/events.ts";
+import type { EventEnvelope } from "../protocol/events.ts";
+import {
+  capabilityAudit,
+  decidePermission,
+  getPermission,
+  getRun,
+  listEvents,
+  pendingPermissions,
+  type RunRow,
+  usageSamples,
+} from "../store/run_store.ts";
+import type { DatabaseSync } from "../store/sqlite.ts";
+import type { RunService } from "./run_service.ts";
+
+export type RunQueries = ReturnType<typeof createRunQueries>;
+
+export function createRunQueries(runs: RunService) {
+  const key = createInspectionKey();
+
+  function requireRun(db: DatabaseSync, runId: string): RunRow {
+    const run = getRun(db, runId);
+    if (!run) throw new AppError("run_not_found");
+    return run;
+  }
+
+  function validated(db: DatabaseSync, agentId: string, run: RunRow): EventEnvelope[] {
+    if (run.journal !== "full") return [];
+    const v = validateJournal(run, agentId, listEvents(db, run.id));
+    if (!v.ok) throw new AppError("journal_corrupt", v.reason);
+    return v.events;
+  }
+
+  return {
+    /** GET …/runs/<run>/events */
+    events(agentId: string, runId: string, lastEventId: string | null, signal: AbortSignal) {
+      const db = runs.stateDb(agentId);
+      const run = requireRun(db, runId);
+      const last = parseLastEventId(lastEventId);
+      const rec = runs.hub.get(runId, agentId);
+      if (rec && last.durable === 0) return liveStream(rec, last.live, signal);
+      return durableStream({ run, events: validated(db, agentId, run) }, last.durable);
+    },
+
+    /** GET …/runs/<run>/replay?cursor= */
+    replay(agentId: string, runId: string, cursorParam: string | null) {
+      const cursor = cursorParam === null ? 0 : Number(cursorParam);
+      if (
+        cursorParam !== null && (!/^\d{1,7}$/.test(cursorParam) || cursor > REPLAY_CURSOR_MAX)
+      ) throw new AppError("schema_violation", "cursor");
+      const db = runs.stateDb(agentId);
+      const run = requireRun(db, runId);
+      const events = validated(db, agentId, run);
+      const page = events.slice(cursor, cursor + REPLAY_PAGE_MAX);
+      const next = cursor + page.length;
+      return {
+        run_id: run.id,
+        state: run.state,
+        journal: run.journal,
+        events: page,
+        next_cursor: next < events.length ? next : null,
+        snapshot: run.snapshot === null ? null : JSON.parse(run.snapshot),
+      };
+    },
+
+    /** GET …/runs/<run>/context */
+    context(agentId: string, runId: string) {
+      const db = runs.stateDb(agentId);
+      const run = requireRun(db, runId);
+      const plan = runs.plans.get(runId);
+      if (plan) return inspectPlan(plan, key);
+      const summary = PAYLOADS["run.started"].safeParse(JSON.parse(run.started_summary));
+      if (!summary.success) throw new AppError("journal_corrupt", "started summary");
+      return {
+        source: "run_started",
+        plan_id: summary.data.plan_id,
+        model_id: summary.data.model_id,
+        section_count: summary.data.section_count,
+        history_count: summary.data.history_count,
+        window: summary.data.window,
+        budget: summary.data.budget,
+        tool_ids: summary.data.tool_ids,
+        protocol_features: summary.data.protocol_features,
+        keyed_digest: key.keyed(summary.data.plan_digest),
+      };
+    },
+
+    /** GET …/sessions/<conv>/context-preview */
+    async preview(agentId: string, conversationId: string, modelId: string | null) {
+      const id = modelId ?? runs.defaultModelId();
+      let p;
+      try {
+        p = await runs.prepare(agentId, conversationId, id);
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        if (err.code === "conversation_not_found" || err.code === "agent_not_found") throw err;
+        return { available: false, reason: err.code };
+      }
+      const samples = usageSamples(
+        p.db,
+        runs.usageScope(id, p.toolset),
+        CONTEXT_CALIBRATION_USAGES,
+      );
+      return nextTurnProjection({
+        instructions: p.instructions,
+        now: new Date(),
+        history: p.history,
+        toolset: p.toolset,
+        window: p.profile.window,
+        budget: p.profile.budget,
+        modelId: id,
+      }, samples);
+    },
+
+    /** GET …/sessions/<conv>/preparation */
+    preparation(agentId: string, conversationId: string) {
+      runs.stateDb(agentId);
+      const runId = runs.activeRunOf(agentId, conversationId);
+      return { state: runId ? "running" : "idle", run_id: runId, operation_id: null };
+    },
+
+    /** GET …/runs/<run>/capability-audit?offset= */
+    audit(agentId: string, runId: string, offsetParam: string | null) {
+      const offset = offsetParam === null ? 0 : Number(offsetParam);
+      if (offsetParam !== null && (!/^\d{1,5}$/.test(offsetParam))) {
+        throw new AppError("schema_violation", "offset");
+      }
+      const db = runs.stateDb(agentId);
+      requireRun(db, runId);
+      const rows = capabilityAudit(db, runId, offset, REPLAY_PAGE_MAX + 1);
+      return {
+        run_id: runId,
+        entries: rows.slice(0, REPLAY_PAGE_MAX),
+        next_offset: rows.length > REPLAY_PAGE_MAX ? offset + REPLAY_PAGE_MAX : null,
+      };
+    },
+
+    /** GET …/permissions */
+    permissions(agentId: string) {
+      const db = runs.stateDb(agentId);
+      return { pending: pendingPermissions(db, PERMISSIONS_PENDING_MAX) };
+    },
+
+    /** POST …/permissions/<id> */
+    decide(agentId: string, id: string, decision: "approve" | "deny") {
+      const db = runs.stateDb(agentId);
+      const row = getPermission(db, id);
+      if (!row || row.state !== "pending") throw new AppError("permission_not_found");
+      if (!decidePermission(db, id, decision === "approve" ? "approved" : "denied", Date.now())) {
+        throw new AppError("permission_not_found");
+      }
+      return { id, state: decision === "approve" ? "approved" : "denied" };
+    },
+  };
+}

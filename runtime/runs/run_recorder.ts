@@ -1,0 +1,271 @@
+/**
+ * RunRecorder: the one writer of a Run's events — journal rows in the
+ * Agent's state.sqlite, the live record for SSE — and of its terminal.
+ *
+ * What this file enforces:
+ * - durable events are appended at semantic boundaries only, each batch in one
+ *   transaction (plus the caller's extra writes, e.g. the usage row) [MB-9];
+ *   ephemeral deltas go to the live record only [EV-2];
+ * - the completed assistant block, the Run terminal event, the Run row, the
+ *   Turn terminal, the usage leftovers (→ incomplete) and expired approvals are
+ *   written in ONE transaction [CV-5];
+ * - if the journal cannot be appended [EV-5], the live stream ends with
+ *   `journal_unavailable`, and — if the database still takes a write — the Turn
+ *   is failed and the partial events are pruned to a tombstone atomically;
+ * - retention [EV-2]: beyond the newest 256 finished Runs per Agent, each older
+ *   journal is validated, reduced to a snapshot and marked `snapshot_only` in
+ *   one BEGIN IMMEDIATE transaction.
+ */
+import type { DatabaseSync } from "node:sqlite";
+import { AppError, type ErrorCode, errorInfo } from "../errors.ts";
+import {
+  appendDurable,
+  RunJournal,
+  snapshotOf,
+  type Staged,
+  validateJournal,
+  writeStaged,
+} from "../events/journal.ts";
+import type { LiveRecord } from "../events/live_hub.ts";
+import { JOURNAL_RUNS_RETAINED } from "../limits.ts";
+import type { Logger } from "../log.ts";
+import { canonicalJson, domainDigest, utf8Bytes } from "../protocol/digest.ts";
+import type { EventKind, Payload } from "../protocol/events.ts";
+import { finishTurnInTransaction } from "../store/agent_state_store.ts";
+import {
+  expirePermissions,
+  getRun,
+  listEvents,
+  pruneToTombstone,
+  reduceToSnapshot,
+  retentionCandidates,
+  setRunTerminal,
+  usageCloseRun,
+} from "../store/run_store.ts";
+import { transaction } from "../store/sqlite.ts";
+
+/** Thrown when the journal could not be appended; the Run must stop. */
+export class JournalUnavailable extends Error {
+  constructor(cause: unknown) {
+    super("journal unavailable", { cause });
+  }
+}
+
+export type FailStage = Payload<"run.failed">["stage"];
+
+export type Terminal =
+  | {
+    state: "completed";
+    answer: { block: number; text: string; reason: Payload<"run.completed">["reason"] };
+    modelCalls: number;
+    toolCalls: number;
+    /** Whether the answer block was already opened by a streamed delta. */
+    blockOpen: boolean;
+  }
+  | { state: "failed"; code: ErrorCode; stage: FailStage }
+  | { state: "cancelled"; reason: Payload<"run.cancelled">["reason"] };
+
+export interface RecorderOptions {
+  db: DatabaseSync;
+  journal: RunJournal;
+  live: LiveRecord;
+  turnId: string;
+  log: Logger;
+  now: () => number;
+  startedAt: number;
+}
+
+export class RunRecorder {
+  #finished = false;
+  #broken = false;
+
+  constructor(private readonly o: RecorderOptions) {}
+
+  get finished(): boolean {
+    return this.#finished;
+  }
+
+  get journal(): RunJournal {
+    return this.o.journal;
+  }
+
+  /** Appends one durable event (and `extra` writes) atomically, then publishes it. */
+  durable<K extends EventKind>(kind: K, payload: Payload<K>, extra?: () => void): void {
+    if (this.#finished || this.#broken) throw new JournalUnavailable("recorder closed");
+    const staged = this.o.journal.stage(kind, payload);
+    this.#append([staged], extra);
+  }
+
+  /** Publishes an ephemeral event to the live stream only. */
+  ephemeral<K extends EventKind>(kind: K, payload: Payload<K>): void {
+    if (this.#finished || this.#broken) return;
+    this.o.live.push(this.o.journal.ephemeral(kind, payload));
+  }
+
+  #append(staged: Staged[], extra?: () => void): void {
+    try {
+      appendDurable(this.o.db, this.o.journal, staged, extra);
+    } catch (err) {
+      if (err instanceof AppError && err.code === "run_event_limit") throw err;
+      this.#journalUnavailable(err);
+      throw new JournalUnavailable(err);
+    }
+    for (const s of staged) this.o.live.push(s.envelope);
+  }
+
+  /** Writes the terminal in one transaction; idempotent. Returns false if already finished. */
+  finish(t: Terminal): boolean {
+    if (this.#finished || this.#broken) return false;
+    const { db, journal, now } = this.o;
+    const duration = Math.min(86_400_000, Math.max(0, now() - this.o.startedAt));
+    const staged: Staged[] = [];
+    const push = <K extends EventKind>(k: K, p: Payload<K>) =>
+      staged.push(journal.stage(k, p, staged.at(-1)));
+    try {
+      if (t.state === "completed") {
+        if (!t.blockOpen) push("assistant.block.started", { block: t.answer.block });
+        push("assistant.block.completed", {
+          block: t.answer.block,
+          text: t.answer.text,
+          bytes: utf8Bytes(t.answer.text),
+          digest: domainDigest("agent-builder/assistant-answer/v1", t.answer.text),
+          reason: t.answer.reason,
+        });
+        push("run.completed", {
+          reason: t.answer.reason,
+          model_calls: t.modelCalls,
+          tool_calls: t.toolCalls,
+          duration_ms: duration,
+        });
+      } else if (t.state === "failed") {
+        push("run.failed", {
+          code: t.code,
+          stage: t.stage,
+          retryable: errorInfo(t.code).retryable ?? false,
+          duration_ms: duration,
+        });
+      } else {
+        push("run.cancelled", { reason: t.reason, duration_ms: duration });
+      }
+    } catch (err) {
+      // A terminal that cannot be staged (a cap or state-machine bug) still ends the Turn.
+      this.o.log.error("run.terminal_stage_failed", {
+        kind: err instanceof Error ? err.name : "x",
+      });
+      return this.#journalUnavailable(err);
+    }
+    const runId = journal.ids.run_id;
+    const at = now();
+    try {
+      transaction(db, () => {
+        writeStaged(db, journal, staged);
+        const state = t.state;
+        if (!setRunTerminal(db, runId, state, state === "failed" ? t.code : null, at)) {
+          throw new Error("run not running at terminal");
+        }
+        const ok = finishTurnInTransaction(
+          db,
+          this.o.turnId,
+          t.state === "completed"
+            ? { state: "completed", assistantMessage: t.answer.text }
+            : t.state === "failed"
+            ? {
+              state: "failed",
+              code: t.code,
+              stage: t.stage,
+              retryable: errorInfo(t.code).retryable ?? false,
+            }
+            : { state: "cancelled", code: "run_cancelled", stage: "run", retryable: true },
+          at,
+        );
+        if (!ok) throw new Error("turn not running at terminal");
+        usageCloseRun(db, runId, at);
+        expirePermissions(db, runId, at);
+      });
+    } catch (err) {
+      return this.#journalUnavailable(err);
+    }
+    journal.accept(staged);
+    for (const s of staged) this.o.live.push(s.envelope);
+    this.#finished = true;
+    this.o.live.end();
+    try {
+      enforceRetention(db, this.o.log);
+    } catch (err) {
+      // Retention runs again after the next terminal; a failure here loses nothing.
+      this.o.log.warn("run.retention_failed", { kind: err instanceof Error ? err.name : "x" });
+    }
+    return true;
+  }
+
+  /** [EV-5]: end the live stream and, if the database still writes, tombstone the Run. */
+  #journalUnavailable(err: unknown): false {
+    if (this.#broken) return false;
+    this.#broken = true;
+    this.o.log.error("run.journal_unavailable", {
+      kind: err instanceof Error ? err.name : typeof err,
+    });
+    this.o.live.push({ kind: "stream.error", payload: { code: "journal_unavailable" } });
+    this.o.live.end();
+    const { db, journal } = this.o;
+    const runId = journal.ids.run_id;
+    const at = this.o.now();
+    try {
+      transaction(db, () => {
+        pruneToTombstone(
+          db,
+          runId,
+          canonicalJson({ v: 1, run_id: runId, state: "failed", code: "journal_unavailable" }),
+        );
+        db.prepare("UPDATE runs SET last_digest = ? WHERE id = ?").run(
+          domainDigest("agent-builder/event-tombstone/v1", runId),
+          runId,
+        );
+        setRunTerminal(db, runId, "failed", "journal_unavailable", at);
+        finishTurnInTransaction(db, this.o.turnId, {
+          state: "failed",
+          code: "journal_unavailable",
+          stage: "journal",
+          retryable: false,
+        }, at);
+        usageCloseRun(db, runId, at);
+      });
+      this.#finished = true;
+    } catch (inner) {
+      // The database refuses writes too: restart recovery will interrupt the Turn [CV-6].
+      this.o.log.error("run.tombstone_failed", {
+        kind: inner instanceof Error ? inner.name : typeof inner,
+      });
+    }
+    return false;
+  }
+}
+
+/** Reduces journals beyond the newest 256 finished Runs of this Agent [EV-2]. */
+export function enforceRetention(
+  db: DatabaseSync,
+  log: Logger,
+  keep = JOURNAL_RUNS_RETAINED,
+): number {
+  const candidates = retentionCandidates(db, keep, 16);
+  let reduced = 0;
+  for (const c of candidates) {
+    transaction(db, () => {
+      const run = getRun(db, c.id);
+      if (!run || run.journal !== "full" || run.state === "running") return;
+      const rows = listEvents(db, run.id);
+      // The agent id is bound inside every envelope; take it from the first row.
+      const agentId = rows.length
+        ? (JSON.parse(rows[0].body) as { agent_id: string }).agent_id
+        : "";
+      const v = validateJournal(run, agentId, rows);
+      const snapshot = v.ok
+        ? snapshotOf(run, v.events)
+        : canonicalJson({ v: 1, run_id: run.id, state: run.state, valid: false });
+      if (!v.ok) log.warn("run.retention_invalid_journal", { reason: v.reason });
+      reduceToSnapshot(db, run.id, snapshot);
+      reduced++;
+    });
+  }
+  return reduced;
+}

@@ -1,0 +1,96 @@
+/**
+ * Executes one validated read-tool call for a Run in the Control Plane
+ * [TL-4, TL-5, TL-8]: the Worker only names the call id; the arguments the
+ * model chose were validated against the ToolSpec and stay here.
+ *
+ * What this file enforces: only the four `allow` read tools are executable
+ * here (edit/write/exec need an approval path and are never dispatched by this
+ * function); the workspace root is opened descriptor-anchored for the call and
+ * closed after it; the canonical result is one canonical JSON text, capped by
+ * the spec's output bound (over ⇒ `search_limit`); every failure is a fixed
+ * error code from the executor, never exception text.
+ */
+import type { ErrorCode } from "../errors.ts";
+import { canonicalJson, utf8Bytes } from "../protocol/digest.ts";
+import { openWorkspaceRoot } from "../../sandbox/fs_anchor.ts";
+import type { ToolSpec } from "../tools/catalog.ts";
+import { fileGlob } from "../tools/file_glob.ts";
+import { fileGrep } from "../tools/file_grep.ts";
+import { fileReadText } from "../tools/file_read_text.ts";
+import { fileStat } from "../tools/file_stat.ts";
+
+export type ToolExecResult = { ok: true; text: string } | { ok: false; code: ErrorCode };
+
+/** The tools this executor dispatches, each with its executor identity (operation ledger). */
+export const READ_TOOL_EXECUTORS: Readonly<Record<string, string>> = Object.freeze({
+  "file/stat": "control-plane/file_stat/v1",
+  "file/read_text": "control-plane/file_read_text/v1",
+  "file/glob": "control-plane/file_glob/v1",
+  "file/grep": "control-plane/file_grep/v1",
+});
+
+type Args = Record<string, string | number | boolean>;
+
+function run(toolId: string, dir: string, args: Args): ToolExecResult {
+  const o = openWorkspaceRoot(dir);
+  if (!o.ok) return o;
+  try {
+    switch (toolId) {
+      case "file/stat": {
+        const r = fileStat(o.root, { path: args.path as string });
+        if (!r.ok) return r;
+        return ok({ path: r.path, kind: r.kind, size: r.size });
+      }
+      case "file/read_text": {
+        const r = fileReadText(o.root, {
+          path: args.path as string,
+          offset: args.offset as number | undefined,
+        });
+        if (!r.ok) return r;
+        return ok({
+          path: r.path,
+          text: r.text,
+          next_offset: r.next_offset,
+          truncated: r.receipt.truncated,
+          content_digest: r.receipt.content_digest,
+          range: r.receipt.range,
+        });
+      }
+      case "file/glob": {
+        const r = fileGlob(o.root, { pattern: args.pattern as string });
+        if (!r.ok) return r;
+        return ok({ files: r.files, truncated: r.truncated, refused: r.refused });
+      }
+      case "file/grep": {
+        const r = fileGrep(o.root, {
+          pattern: args.pattern as string,
+          path: args.path as string | undefined,
+          regex: args.regex as boolean | undefined,
+        });
+        if (!r.ok) return r;
+        return ok({
+          matches: r.matches,
+          files_searched: r.files_searched,
+          truncated: r.truncated,
+          refused: r.refused,
+        });
+      }
+      default:
+        return { ok: false, code: "tool_denied" };
+    }
+  } finally {
+    o.root.close();
+  }
+}
+
+function ok(value: unknown): ToolExecResult {
+  return { ok: true, text: canonicalJson(value) };
+}
+
+/** Executes `spec` with validated `args` against the Agent's workspace directory. */
+export function executeReadTool(spec: ToolSpec, workspaceDir: string, args: Args): ToolExecResult {
+  if (!Object.hasOwn(READ_TOOL_EXECUTORS, spec.id)) return { ok: false, code: "tool_denied" };
+  const r = run(spec.id, workspaceDir, args);
+  if (r.ok && utf8Bytes(r.text) > spec.output_max_bytes) return { ok: false, code: "search_limit" };
+  return r;
+}

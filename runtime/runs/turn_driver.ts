@@ -1,0 +1,462 @@
+/**
+ * The Control Plane side of one Turn: answers the Worker's HarnessKernel
+ * frames with model calls (Broker) and tool calls (read executors), and
+ * decides the terminal [SB-5, SB-4, TL-1, TL-3, CX-3, MB-9].
+ *
+ * What this file enforces, independently of the (untrusted) Worker:
+ * - every Worker frame must be the exact next step: request ids in order,
+ *   iteration = model calls + 1 ≤ 4, the pinned plan reference, the pinned
+ *   toolset (or its narrowed form exactly when 2 tool calls ran, with
+ *   `finalize`), the tool results executed so far, a tool call only for the
+ *   one pending call id — anything else ends the Turn `worker_protocol_error`;
+ * - admission [CX-3] before EVERY provider call, on the trusted plan;
+ * - a model response with parallel, third, duplicate, unknown or post-narrowing
+ *   tool calls is never executed: the Turn must end `model_tool_loop`;
+ * - tool arguments are validated against the ToolSpec in the Control Plane and
+ *   never cross the IPC; the model sees the [TL-3] projection;
+ * - operation ledger intent → dispatched → outcome around every execution;
+ * - the Broker's (or the Control Plane's) error code is final: a Worker
+ *   report never replaces it [SB-5].
+ */
+import type { DatabaseSync } from "node:sqlite";
+import { AppError, type ErrorCode } from "../errors.ts";
+import { admit, makeReceipt, render, type ToolExchange } from "../context/admission.ts";
+import type { ContextPlan } from "../context/plan.ts";
+import { narrowedToolset } from "../kernel/harness_kernel.ts";
+import { IPC_REPLY_TIMEOUT_MS, OPERATION_LEDGER_ROWS_MAX } from "../limits.ts";
+import type { Logger } from "../log.ts";
+import type { ChatOutcome, ModelBroker, ToolCall } from "../model/types.ts";
+import { canonicalJson, domainDigest } from "../protocol/digest.ts";
+import type {
+  ControlToWorker,
+  ToolCallRef,
+  TurnRuntimeSnapshot,
+  WorkerToControl,
+} from "../protocol/worker_frames.ts";
+import {
+  operationDispatched,
+  operationIntent,
+  operationOutcome,
+  operationRefused,
+  trimOperations,
+  usageFinished,
+  usageStarted,
+} from "../store/run_store.ts";
+import { toolIdFromProviderName } from "../tools/catalog.ts";
+import { validateToolArgs } from "../tools/policy.ts";
+import { newProjectionBudget, projectToolResult } from "../tools/projection.ts";
+import { JournalUnavailable, type RunRecorder, type Terminal } from "./run_recorder.ts";
+import { executeReadTool, READ_TOOL_EXECUTORS } from "./tool_exec.ts";
+
+/** The Control Plane's view of a Worker's IPC channel. */
+export interface WorkerChannel {
+  send(frame: ControlToWorker): Promise<void>;
+  /** The next validated frame; null at end of output; rejects on a protocol violation. */
+  receive(timeoutMs: number): Promise<WorkerToControl | null>;
+}
+
+export interface TurnContext {
+  snapshot: TurnRuntimeSnapshot;
+  plan: ContextPlan;
+  workspaceDir: string;
+  broker: ModelBroker;
+  recorder: RunRecorder;
+  db: DatabaseSync;
+  log: Logger;
+  now: () => number;
+  /** Absolute Run deadline (epoch ms). */
+  deadline: number;
+  /** Aborted on cancel, deadline or shutdown. */
+  signal: AbortSignal;
+  /** Why `signal` aborted, once it has. */
+  abortReason(): "user" | "shutdown" | "deadline" | "agent_upgrade" | "agent_delete" | null;
+  /** Usage-ledger calibration scope [CX-5]. */
+  scope: string;
+}
+
+interface Pending {
+  ref: ToolCallRef;
+  call: ToolCall;
+}
+
+type Stage = "model" | "context" | "tool" | "worker" | "journal";
+const fail = (code: ErrorCode, stage: Stage = "worker") =>
+  ({ state: "failed", code, stage }) as const;
+
+export function argsDigest(args: unknown): string {
+  return domainDigest("agent-builder/tool-args/v1", canonicalJson(args));
+}
+
+export function answerDigest(text: string): string {
+  return domainDigest("agent-builder/assistant-answer/v1", text);
+}
+
+/** Drives one Turn to its terminal. Never throws for Worker or model misbehaviour. */
+export async function driveTurn(ch: WorkerChannel, ctx: TurnContext): Promise<Terminal> {
+  const snap = ctx.snapshot;
+  let expectRequest = 1;
+  let modelCalls = 0;
+  let callNo = 0;
+  const executed: (ToolExchange & { callId: string; key: string })[] = [];
+  let pending: Pending | null = null;
+  let finalCode: { code: ErrorCode; stage: Exclude<Stage, "worker"> } | null = null;
+  let expectLoop = false;
+  let answer: Extract<Terminal, { state: "completed" }> | null = null;
+  const budget = newProjectionBudget();
+
+  const cancelled = (): Terminal | null => {
+    const r = ctx.abortReason();
+    if (r === null) return null;
+    if (r === "deadline") return fail("model_turn_deadline", "model");
+    return { state: "cancelled", reason: r };
+  };
+  const settle = (fallback: Terminal): Terminal => {
+    if (finalCode) return { state: "failed", ...finalCode };
+    return cancelled() ?? fallback;
+  };
+
+  await ch.send({ v: 2, type: "turn.start", snapshot: snap });
+  for (;;) {
+    let frame: WorkerToControl | null;
+    try {
+      frame = await ch.receive(
+        Math.max(1, Math.min(IPC_REPLY_TIMEOUT_MS, ctx.deadline - ctx.now())),
+      );
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      return settle(
+        fail(ctx.now() >= ctx.deadline ? "model_turn_deadline" : "worker_protocol_error"),
+      );
+    }
+    if (frame === null) return settle(fail("worker_crashed"));
+    if (frame.type === "turn.finish") {
+      const o = frame.outcome;
+      if (finalCode) return { state: "failed", ...finalCode };
+      const c = cancelled();
+      if (c) return c;
+      if (o.kind === "completed") {
+        if (
+          answer && !expectLoop && o.answer_digest === answerDigest(answer.answer.text) &&
+          o.reason === answer.answer.reason
+        ) return answer;
+        return fail("worker_protocol_error");
+      }
+      if (o.kind === "failed" && o.code === "model_tool_loop" && expectLoop) {
+        return fail("model_tool_loop", "model");
+      }
+      if (o.kind === "failed" && o.code === "model_turn_deadline" && ctx.now() >= ctx.deadline) {
+        return fail("model_turn_deadline", "model");
+      }
+      return fail("worker_protocol_error");
+    }
+    if (frame.request_id !== expectRequest) return settle(fail("worker_protocol_error"));
+    expectRequest++;
+
+    if (frame.type === "tool.call") {
+      if (
+        pending === null || expectLoop || frame.iteration !== modelCalls ||
+        frame.call_id !== pending.ref.call_id || frame.tool_id !== pending.ref.tool_id
+      ) return settle(fail("worker_protocol_error"));
+      const p: Pending = pending;
+      pending = null;
+      const r = runTool(ctx, p, budget);
+      if (r.fatal) finalCode = { code: r.fatal, stage: "tool" };
+      executed.push({
+        call: p.call,
+        projection: r.projection,
+        callId: p.ref.call_id,
+        key: `${p.ref.tool_id}\u0000${p.ref.args_digest}`,
+      });
+      await ch.send({
+        v: 2,
+        type: "tool.result",
+        request_id: frame.request_id,
+        call_id: p.ref.call_id,
+        outcome: r.ok ? { kind: "ok", result_digest: r.digest } : { kind: "error", code: r.code },
+      });
+      continue;
+    }
+
+    // model.call
+    const narrowed = executed.length >= snap.tool_calls_max;
+    const expectToolset = narrowed ? narrowedToolset(snap.toolset) : snap.toolset;
+    if (
+      pending !== null || expectLoop || answer !== null || frame.iteration !== modelCalls + 1 ||
+      frame.plan.id !== snap.plan.id || frame.plan.digest !== snap.plan.digest ||
+      canonicalJson(frame.toolset) !== canonicalJson(expectToolset) ||
+      frame.finalize !== narrowed ||
+      canonicalJson(frame.tool_results) !== canonicalJson(executed.map((x) => x.callId))
+    ) return settle(fail("worker_protocol_error"));
+    modelCalls++;
+    const reply = (outcome: Extract<ControlToWorker, { type: "model.result" }>["outcome"]) =>
+      ch.send({
+        v: 2,
+        type: "model.result",
+        request_id: frame.request_id,
+        iteration: modelCalls,
+        outcome,
+      });
+    if (finalCode) {
+      await reply({ kind: "error", code: finalCode.code });
+      continue;
+    }
+    const opts = { exchanges: executed, narrowed };
+    const adm = admit(ctx.plan, opts);
+    if (!adm.ok) {
+      finalCode = { code: "model_context_limit", stage: "context" };
+      await reply({ kind: "error", code: "model_context_limit" });
+      continue;
+    }
+    let blockOpen = false;
+    let outcome: ChatOutcome;
+    const inner = new AbortController();
+    const onAbort = () => inner.abort();
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    if (ctx.signal.aborted) inner.abort();
+    try {
+      outcome = await ctx.broker.chat({
+        modelId: snap.model_id,
+        phase: adm.tools.length > 0 ? "tools" : "plain",
+        messages: adm.messages,
+        tools: adm.tools.length > 0 ? adm.tools : undefined,
+        signal: inner.signal,
+        deadline: ctx.deadline,
+        ledger: {
+          started(e) {
+            callNo++;
+            ctx.recorder.durable("model.request.started", {
+              call: callNo,
+              model_id: e.modelId,
+              phase: e.phase,
+              recovery: e.recovery,
+              token_estimate: e.tokenEstimate,
+              request_bytes: e.requestBytes,
+              digest: e.digest,
+              collapsed_bundles: ctx.plan.history.length - adm.keptBundles,
+            }, () =>
+              usageStarted(ctx.db, {
+                runId: snap.run_id,
+                call: callNo,
+                modelId: e.modelId,
+                scope: ctx.scope,
+                estimate: adm.estimate,
+                now: ctx.now(),
+              }));
+          },
+          finished(e) {
+            ctx.recorder.durable("model.response.finished", {
+              call: callNo,
+              outcome: e.outcome,
+              error_code: e.errorCode,
+              input_tokens: e.usage.inputTokens,
+              output_tokens: e.usage.outputTokens,
+              usage_complete: e.usage.complete,
+              elapsed_ms: Math.min(86_400_000, Math.max(0, Math.round(e.elapsedMs))),
+              attempts: Math.min(4, e.attempts),
+            }, () =>
+              usageFinished(ctx.db, {
+                runId: snap.run_id,
+                call: callNo,
+                complete: e.usage.complete,
+                input: e.usage.inputTokens,
+                output: e.usage.outputTokens,
+                now: ctx.now(),
+              }));
+          },
+        },
+        observer: {
+          attemptStarted(e) {
+            guard(ctx, inner, () =>
+              ctx.recorder.durable("model.transport.attempt.started", {
+                call: callNo,
+                attempt: e.attempt,
+                max_attempts: e.maxAttempts,
+                phase: e.phase,
+              }));
+          },
+          attemptFinished(e) {
+            guard(ctx, inner, () =>
+              ctx.recorder.durable("model.transport.attempt.finished", {
+                call: callNo,
+                attempt: e.attempt,
+                max_attempts: e.maxAttempts,
+                phase: e.phase,
+                outcome: e.outcome,
+                elapsed_ms: Math.min(86_400_000, Math.max(0, Math.round(e.elapsedMs))),
+                ttfb_ms: e.ttfbMs === null ? null : Math.max(0, Math.round(e.ttfbMs)),
+              }));
+          },
+        },
+        onDelta(d) {
+          guard(ctx, inner, () => {
+            if (!blockOpen) {
+              ctx.recorder.durable("assistant.block.started", { block: callNo });
+              blockOpen = true;
+            }
+            ctx.recorder.ephemeral("assistant.block.delta", { block: callNo, text: d.text });
+          });
+        },
+        recover() {
+          // [MB-8] one smaller projection: the latest complete bundle and the current message.
+          if (ctx.plan.history.length < 2) return null;
+          const kept = ctx.plan.history.slice(-1);
+          return render(ctx.plan, kept, makeReceipt(ctx.plan.history.slice(0, -1)), opts);
+        },
+      });
+    } finally {
+      ctx.signal.removeEventListener("abort", onAbort);
+    }
+    if (outcome.kind === "cancelled") {
+      // The cancel frame reaches the Worker from the Run service; wait for its finish.
+      if (cancelled()) continue;
+      // Not a cancel: a journal write failed inside a Broker callback and aborted the call.
+      finalCode = { code: "journal_unavailable", stage: "journal" };
+      await reply({ kind: "error", code: "journal_unavailable" });
+      continue;
+    }
+    if (outcome.kind === "failed") {
+      finalCode = { code: outcome.code, stage: "model" };
+      await reply({ kind: "error", code: outcome.code });
+      continue;
+    }
+    const reason = outcome.reason === "length" ? "max_output" : outcome.reason;
+    if (outcome.toolCalls.length === 0) {
+      answer = {
+        state: "completed",
+        answer: { block: callNo, text: outcome.content, reason },
+        modelCalls,
+        toolCalls: executed.length,
+        blockOpen,
+      };
+      await reply({ kind: "answer", reason, answer_digest: answerDigest(outcome.content) });
+      continue;
+    }
+    if (blockOpen) {
+      ctx.recorder.durable("assistant.block.completed", {
+        block: callNo,
+        text: outcome.content,
+        bytes: new TextEncoder().encode(outcome.content).length,
+        digest: answerDigest(outcome.content),
+        reason,
+      });
+    }
+    const refs: ToolCallRef[] = [];
+    for (const [i, c] of outcome.toolCalls.entries()) {
+      const toolId = toolIdFromProviderName(c.name);
+      if (toolId === null || i >= 8) {
+        finalCode = { code: "model_tool_loop", stage: "model" };
+        break;
+      }
+      refs.push({
+        call_id: `call-${Math.min(9, executed.length + 1 + i)}`,
+        tool_id: toolId,
+        args_digest: argsDigest(c.arguments),
+      });
+    }
+    if (finalCode) {
+      await reply({ kind: "error", code: finalCode.code });
+      continue;
+    }
+    const offered = new Set(snap.toolset.tool_ids);
+    const first = refs[0];
+    expectLoop = narrowed || refs.length !== 1 || !offered.has(first.tool_id) ||
+      executed.some((x) => x.key === `${first.tool_id}\u0000${first.args_digest}`);
+    if (!expectLoop) {
+      pending = {
+        ref: first,
+        call: {
+          id: first.call_id,
+          name: outcome.toolCalls[0].name,
+          arguments: outcome.toolCalls[0].arguments,
+        },
+      };
+    }
+    await reply({ kind: "tool_calls", calls: refs });
+  }
+}
+
+/** Runs a journal write from a Broker callback; a journal failure aborts the model call. */
+function guard(ctx: TurnContext, inner: AbortController, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof JournalUnavailable || err instanceof AppError) {
+      inner.abort();
+      return;
+    }
+    ctx.log.error("run.callback_failed", { kind: err instanceof Error ? err.name : typeof err });
+    inner.abort();
+  }
+}
+
+type ToolRun =
+  | { ok: true; digest: string; projection: string; fatal: ErrorCode | null }
+  | { ok: false; code: ErrorCode; projection: string; fatal: ErrorCode | null };
+
+function runTool(
+  ctx: TurnContext,
+  p: Pending,
+  budget: ReturnType<typeof newProjectionBudget>,
+): ToolRun {
+  const { db, recorder, now } = ctx;
+  const runId = ctx.snapshot.run_id;
+  const spec = ctx.plan.toolset.tools.find((t) => t.spec.id === p.ref.tool_id)?.spec;
+  const check = spec ? validateToolArgs(spec, p.call.arguments) : { ok: false as const };
+  const opId = crypto.randomUUID();
+  const executor = READ_TOOL_EXECUTORS[p.ref.tool_id] ?? null;
+  recorder.durable("tool.call.requested", {
+    call_id: p.ref.call_id,
+    tool_id: p.ref.tool_id,
+    args: check.ok ? check.args : {},
+    args_digest: p.ref.args_digest,
+  }, () => {
+    trimOperations(db, OPERATION_LEDGER_ROWS_MAX);
+    operationIntent(db, {
+      id: opId,
+      runId,
+      callId: p.ref.call_id,
+      toolId: p.ref.tool_id,
+      argsDigest: p.ref.args_digest,
+      now: now(),
+    });
+  });
+  const t0 = performance.now();
+  let result: { ok: true; text: string } | { ok: false; code: ErrorCode };
+  if (!spec || !check.ok) result = { ok: false, code: "tool_invalid_arguments" };
+  else if (executor === null) result = { ok: false, code: "tool_denied" };
+  else {
+    operationDispatched(db, opId, executor, now());
+    result = executeReadTool(spec, ctx.workspaceDir, check.args);
+  }
+  const canonical = result.ok ? result.text : canonicalJson({ error: result.code });
+  const proj = projectToolResult(p.ref.call_id, canonical, budget);
+  const digest = domainDigest("agent-builder/tool-result/v1", canonical);
+  const fatal: ErrorCode | null = proj.ok ? null : proj.code;
+  const projection = proj.ok ? proj.text : "";
+  recorder.durable("tool.call.completed", {
+    call_id: p.ref.call_id,
+    tool_id: p.ref.tool_id,
+    outcome: result.ok ? "ok" : "error",
+    code: result.ok ? null : result.code,
+    result: canonical,
+    result_bytes: new TextEncoder().encode(canonical).length,
+    result_digest: digest,
+    projection: !result.ok ? "error" : proj.ok && proj.kind === "receipt" ? "receipt" : "inline",
+    elapsed_ms: Math.max(0, Math.round(performance.now() - t0)),
+  }, () => {
+    if (executor !== null && spec && check.ok) {
+      operationOutcome(db, {
+        id: opId,
+        ok: result.ok,
+        resultDigest: result.ok ? digest : null,
+        code: result.ok ? null : result.code,
+        now: now(),
+      });
+    } else {
+      operationRefused(db, opId, result.ok ? "internal_error" : result.code, now());
+    }
+  });
+  return result.ok
+    ? { ok: true, digest, projection, fatal }
+    : { ok: false, code: result.code, projection, fatal };
+}
