@@ -105,7 +105,10 @@ export function openRegularLeaf(
   const o = openBeneath(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY);
   if (o.fd < 0) return fail(classifyOpenErrno(dirfd, name, o.errno));
   const s2 = fstatx(o.fd);
-  if (!s2.ok || s2.st.ino !== pst.ino || s2.st.devMajor !== pst.devMajor) {
+  if (
+    !s2.ok || s2.st.ino !== pst.ino || s2.st.devMajor !== pst.devMajor ||
+    s2.st.devMinor !== pst.devMinor || s2.st.mntId !== pst.mntId
+  ) {
     closeFd(o.fd);
     return fail("file_changed");
   }

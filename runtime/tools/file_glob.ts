@@ -31,6 +31,12 @@ export type FileGlobResult =
   | { ok: true; files: string[]; truncated: SearchTruncation; refused: number }
   | Fail;
 
+/**
+ * Bytes of the 12 KiB result bound kept for the result's envelope (field
+ * names, counts, truncation reason), so the whole serialised result fits.
+ */
+export const SEARCH_ENVELOPE_RESERVE_BYTES = 256;
+
 export interface SearchOptions {
   now?: () => number;
 }
@@ -117,7 +123,7 @@ export function fileGlob(
   if (!w.ok) return w;
   found.sort(compareUtf8);
   const files: string[] = [];
-  let bytes = 2;
+  let bytes = SEARCH_ENVELOPE_RESERVE_BYTES;
   let truncated: SearchTruncation = w.depthLimited ? "depth_limit" : "none";
   for (const f of found) {
     bytes += utf8Length(JSON.stringify(f)) + 1;

@@ -22,7 +22,11 @@ import {
   SEARCH_RESULT_MAX_BYTES,
   SEARCH_TIMEOUT_MS,
 } from "../limits.ts";
-import type { SearchOptions, SearchTruncation } from "./file_glob.ts";
+import {
+  SEARCH_ENVELOPE_RESERVE_BYTES,
+  type SearchOptions,
+  type SearchTruncation,
+} from "./file_glob.ts";
 import { canonicalDirPath, compareUtf8 } from "./path.ts";
 import { compileRegexSubset, regexTest } from "./regex_subset.ts";
 import { decodeText, floorUtf8Boundary, utf8Length } from "./text.ts";
@@ -88,7 +92,7 @@ export function fileGrep(
 
   const matches: GrepMatch[] = [];
   let readBytes = 0;
-  let resultBytes = 2;
+  let resultBytes = SEARCH_ENVELOPE_RESERVE_BYTES;
   let searched = 0;
   let refused = 0;
   let truncated: SearchTruncation = "none";

@@ -125,7 +125,8 @@ Deno.test("grep stops before its result exceeds 12 KiB with result_limit", () =>
     assert(r.ok);
     assertEquals(r.truncated, "result_limit");
     assert(r.matches.length < 100 && r.matches.length > 10);
-    assert(new TextEncoder().encode(JSON.stringify(r.matches)).length <= 12 * 1024);
+    // The whole serialised result, envelope included, stays within 12 KiB.
+    assert(new TextEncoder().encode(JSON.stringify(r)).length <= 12 * 1024);
   });
 });
 
@@ -190,5 +191,16 @@ Deno.test("grep skips binary files and reports them as refused", () => {
     assert(r.ok);
     assertEquals(r.matches.map((m) => m.path), ["t.txt"]);
     assertEquals(r.refused, 1);
+  });
+});
+
+Deno.test("a glob result, envelope included, stays within 12 KiB", () => {
+  withWorkspace((ws) => {
+    for (let i = 0; i < 200; i++) ws.file(`dir/${"n".repeat(90)}${i}.txt`, "");
+    const g = fileGlob(ws.root, { pattern: "**/*.txt" });
+    assert(g.ok);
+    assertEquals(g.truncated, "result_limit");
+    assert(g.files.length > 50 && g.files.length < 200);
+    assert(new TextEncoder().encode(JSON.stringify(g)).length <= 12 * 1024);
   });
 });
