@@ -7,8 +7,9 @@
  * - the committed answer (markers included) is at most ANSWER_COMMIT_MAX_BYTES;
  *   past the ceiling the UTF-8-safe prefix is kept and MAX_OUTPUT_MARKER is
  *   appended once; later content is ignored (the caller drains for usage);
- * - at most CONTENT_IPC_FRAMES_MAX deltas reach the sink: intermediate deltas
- *   are coalesced (≥ 96 bytes or ≥ 50 ms) and stop at 126, the final flush is one;
+ * - at most CONTENT_IPC_FRAMES_MAX deltas reach the sink: the first goes out at
+ *   once, later ones are coalesced (≥ 96 bytes or ≥ 50 ms) and stop at 126; the
+ *   final flush is one more;
  * - a repetition hit cuts the answer at the guard's offset (never below what
  *   was already sent) and appends REPETITION_MARKER once.
  */
@@ -126,9 +127,10 @@ export class AnswerBuffer {
     const pending = this.#len - this.#sent;
     if (pending === 0) return;
     const now = this.#now();
-    if (
-      pending < CONTENT_DELTA_COALESCE_BYTES && now - this.#lastFlush < CONTENT_DELTA_COALESCE_MS
-    ) return;
+    // The first delta goes out at once (time to first token); later ones coalesce.
+    const due = this.#deltas === 0 || pending >= CONTENT_DELTA_COALESCE_BYTES ||
+      now - this.#lastFlush >= CONTENT_DELTA_COALESCE_MS;
+    if (!due) return;
     this.#emit(dec.decode(this.#bytes.subarray(this.#sent, this.#len)));
     this.#sent = this.#len;
     this.#lastFlush = now;

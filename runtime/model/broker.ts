@@ -44,6 +44,7 @@ import type {
   ChatMessage,
   ChatOutcome,
   ChatRequest,
+  ContentDelta,
   ModelBroker,
   ModelStatus,
   PublicModelProfile,
@@ -159,6 +160,25 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
     }
   }
 
+  /** The caller's delta sink, isolated: a failing sink (e.g. a closed SSE) never ends the call. */
+  function safeDelta(req: ChatRequest): ((d: ContentDelta) => void) | undefined {
+    const sink = req.onDelta;
+    if (!sink) return undefined;
+    let failedOnce = false;
+    return (d) => {
+      try {
+        sink(d);
+      } catch (err) {
+        if (!failedOnce) {
+          failedOnce = true;
+          log.warn("model.delta_sink_failed", {
+            error: err instanceof Error ? err.name : "unknown",
+          });
+        }
+      }
+    };
+  }
+
   /** One logical call: ledger boundaries around the attempts. */
   async function logicalCall(
     entry: CatalogEntry,
@@ -244,7 +264,11 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
       if (profile === null || st.addr === null) {
         return { result: failed("model_unavailable"), attempts: 0 };
       }
-      const answer = new AnswerBuffer({ guard: req.phase === "plain", onDelta: req.onDelta, now });
+      const answer = new AnswerBuffer({
+        guard: req.phase === "plain",
+        onDelta: safeDelta(req),
+        now,
+      });
       const callEnd = now() + entry.timeouts.callMs;
       let n = 0;
       for (;;) {
@@ -340,7 +364,13 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
     const first = await logicalCall(entry, status.profile, req, req.messages, 0);
     if (first.kind !== "overflow") return first;
     if (!req.recover || OVERFLOW_RECOVERY_ATTEMPTS < 1) return failed("model_context_limit");
-    const smaller = await req.recover({ modelId: entry.id, status: first.status });
+    let smaller: ChatMessage[] | null;
+    try {
+      smaller = await req.recover({ modelId: entry.id, status: first.status });
+    } catch (err) {
+      log.error("model.recover_failed", { error: err instanceof Error ? err.name : "unknown" });
+      return failed("model_context_limit");
+    }
     if (smaller === null) return failed("model_context_limit");
     const second = await logicalCall(entry, status.profile, req, smaller, 1);
     return second.kind === "overflow" ? failed("model_context_limit") : second; // never a second recovery

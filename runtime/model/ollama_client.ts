@@ -99,8 +99,8 @@ export class NdjsonReader {
   }
 
   /**
-   * The next non-empty line, or null at end of body. Throws StreamBoundError,
-   * TransportError, or a TypeError-free `StreamBoundError` for invalid UTF-8.
+   * The next non-empty line, or null at end of body. Throws StreamBoundError
+   * past a bound, TransportError on I/O failure or invalid UTF-8.
    */
   async next(): Promise<string | null> {
     for (;;) {

@@ -286,3 +286,65 @@ Deno.test("a frame with array tool arguments is a protocol error", async () => {
     });
   });
 });
+
+Deno.test("a ledger that cannot record the request boundary stops the call before any HTTP", async () => {
+  await withBroker(async ({ ollama, broker, req, log }) => {
+    const { req: r } = req({
+      ledger: {
+        started: () => {
+          throw new Error("disk full");
+        },
+        finished: () => {
+          throw new Error("must not be called");
+        },
+      },
+    });
+    assertEquals(await broker.chat(r), {
+      kind: "failed",
+      code: "journal_unavailable",
+      retryable: false,
+    });
+    assertEquals(ollama.chats.length, 0);
+    assert(log.lines.some((l) => l.event === "model.ledger_started_failed"));
+  });
+});
+
+Deno.test("throwing transport observers and delta sinks never change the call", async () => {
+  await withBroker(async ({ ollama, broker, req, log }) => {
+    ollama.enqueue(sc.text("still fine"));
+    const { req: r } = req({
+      observer: {
+        attemptStarted: () => {
+          throw new Error("x");
+        },
+        attemptFinished: () => {
+          throw new Error("y");
+        },
+      },
+      onDelta: () => {
+        throw new Error("sse gone");
+      },
+    });
+    const out = await broker.chat(r);
+    assert(out.kind === "completed");
+    assertEquals(out.content, "still fine");
+    assertEquals(ollama.chats.length, 1); // no duplicate HTTP
+    assertEquals(log.lines.filter((l) => l.event === "model.observer_failed").length, 2);
+    assertEquals(log.lines.filter((l) => l.event === "model.delta_sink_failed").length, 1);
+  });
+});
+
+Deno.test("a recovery hook that throws fails the call with model_context_limit", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(sc.contextOverflow());
+    const out = await broker.chat(
+      req({
+        recover: () => {
+          throw new Error("bug");
+        },
+      }).req,
+    );
+    assertEquals(out, { kind: "failed", code: "model_context_limit", retryable: false });
+    assertEquals(ollama.chats.length, 1);
+  });
+});

@@ -100,13 +100,15 @@ Deno.test("deltas coalesce by size and time and never exceed 128", () => {
   let t = 0;
   const deltas: ContentDelta[] = [];
   const a = new AnswerBuffer({ guard: false, onDelta: (d) => deltas.push(d), now: () => t });
-  a.append("ab");
-  assertEquals(deltas.length, 0); // 2 bytes, 0 ms: held back
+  a.append("a");
+  assertEquals(deltas.map((d) => d.text), ["a"]); // the first delta goes out at once
+  a.append("b");
+  assertEquals(deltas.length, 1); // 1 byte, 0 ms: held back
   t = 60;
   a.append("c");
-  assertEquals(deltas.map((d) => d.text), ["abc"]); // ≥ 50 ms since the last flush
+  assertEquals(deltas.map((d) => d.text), ["a", "bc"]); // ≥ 50 ms since the last flush
   a.append("x".repeat(100));
-  assertEquals(deltas.length, 2); // ≥ 96 bytes
+  assertEquals(deltas.length, 3); // ≥ 96 bytes
   for (let i = 0; i < 5000; i++) {
     t += 100;
     a.append("y");
