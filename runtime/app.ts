@@ -23,7 +23,7 @@ import { createBroker } from "./model/broker.ts";
 import { createCatalog } from "./model/catalog.ts";
 import type { ModelBroker } from "./model/types.ts";
 import { type DatabaseSync, openDatabase } from "./store/sqlite.ts";
-import { createCommandPorts } from "./commands/app_ports.ts";
+import { createCommandPorts, runCommandDeps } from "./commands/app_ports.ts";
 import { createCommandService } from "./commands/service.ts";
 import { commandRoutes } from "./http/command_routes.ts";
 import { runRoutes } from "./http/run_routes.ts";
@@ -79,14 +79,23 @@ export function createApp(opts: AppOptions): App {
   agents.attachRunControl({ cancelAgentWork: (id, why) => runs.cancelAgentWork(id, why) });
   // [CV-6] Runs left running by a previous process become interrupted before serving.
   runs.recover();
+  const runQueries = createRunQueries(runs);
   const routes: Route[] = [
     ...staticRoutes(modelHealth(model)),
     ...modelRoutes(model),
     ...authRoutes(gateway),
     ...agentRoutes({ agents }),
     ...sessionRoutes({ conversations }),
-    ...runRoutes({ runs, queries: createRunQueries(runs) }),
+    ...runRoutes({ runs, queries: runQueries }),
   ];
+  // Slash commands [SC-1]: read-only ports plus cancel; never a Turn or a model call.
+  const commandPorts = createCommandPorts({
+    agents,
+    conversations,
+    model,
+    runs: runCommandDeps(runs, runQueries),
+  });
+  routes.push(...commandRoutes(createCommandService(commandPorts), commandPorts));
   return {
     home: opts.home,
     log: opts.log,
