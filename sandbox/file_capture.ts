@@ -40,6 +40,8 @@ import {
 
 /** Test seams to make races deterministic; production passes none. */
 export interface CaptureHooks {
+  /** Called after the O_PATH type check, before the name is reopened for reading. */
+  afterTypeCheck?: () => void;
   /** Called after the file is open and checked, before the first read. */
   afterOpen?: () => void;
   /** Called after the bytes are read, before the final identity checks. */
@@ -87,6 +89,7 @@ export function openRegularLeaf(
   dirfd: number,
   name: string,
   maxBytes: number,
+  hooks: CaptureHooks = {},
 ): { ok: true; fd: number; st: Statx } | Fail {
   const p = openBeneath(dirfd, name, O_PATH);
   if (p.fd < 0) return fail(classifyOpenErrno(dirfd, name, p.errno));
@@ -100,6 +103,7 @@ export function openRegularLeaf(
   }
   const bad = checkRegularFile(root, pst, maxBytes);
   if (bad !== null) return fail(bad);
+  hooks.afterTypeCheck?.();
   // SECURITY: only a verified regular file is opened for reading; O_NONBLOCK
   // so an object swapped in between cannot block the Control Plane.
   const o = openBeneath(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY);
@@ -138,7 +142,7 @@ export function captureFile(
 ): Capture {
   const now = opts.hooks?.now ?? (() => performance.now());
   if (now() > opts.deadline) return fail("file_timeout");
-  const o = openRegularLeaf(root, dirfd, name, opts.maxBytes);
+  const o = openRegularLeaf(root, dirfd, name, opts.maxBytes, opts.hooks);
   if (!o.ok) return o;
   try {
     const before = identityOf(o.st);

@@ -240,3 +240,36 @@ Deno.test("read_text refuses a directory and a missing file with fixed codes", (
     assertEquals(code(fileReadText(ws.root, { path: "plain/child" })), "path_not_directory");
   });
 });
+
+Deno.test("read_text refuses a FIFO swapped in after the type check, without blocking", () => {
+  withWorkspace((ws) => {
+    const p = ws.file("swap.txt", "regular\n");
+    const t0 = performance.now();
+    const r = fileReadText(ws.root, { path: "swap.txt" }, {
+      hooks: {
+        afterTypeCheck: () => {
+          Deno.renameSync(p, `${p}.aside`); // keep the inode so it is not reused
+          new Deno.Command("mkfifo", { args: ["-m", "600", p] }).outputSync();
+        },
+      },
+    });
+    assertEquals(code(r), "file_changed");
+    assert(performance.now() - t0 < 1000, "the swapped-in FIFO must not block");
+  });
+});
+
+Deno.test("read_text refuses a FIFO that reuses the checked file's inode number", () => {
+  withWorkspace((ws) => {
+    const p = ws.file("reuse.txt", "regular\n");
+    const r = fileReadText(ws.root, { path: "reuse.txt" }, {
+      hooks: {
+        afterTypeCheck: () => {
+          Deno.removeSync(p);
+          new Deno.Command("mkfifo", { args: ["-m", "600", p] }).outputSync();
+        },
+      },
+    });
+    // Same inode number or not, the reopened object is re-checked and refused.
+    assert(!r.ok && (r.code === "file_not_regular" || r.code === "file_changed"));
+  });
+});
