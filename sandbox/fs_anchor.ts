@@ -119,7 +119,24 @@ export function openBeneath(
     if (r.errno !== ENOSYS) return { fd: -1, errno: r.errno };
     openat2Missing = true;
   }
-  const r = syscall("openat", dirfd, cstr(name), f, mode);
+  return openatNoFollow(dirfd, name, flags, mode);
+}
+
+/**
+ * The pre-openat2 fallback: openat with O_NOFOLLOW|O_CLOEXEC on one name.
+ * It cannot refuse a mount crossing by itself; callers' fstat device and
+ * mount-id checks do that. Exported so tests can exercise it directly.
+ */
+export function openatNoFollow(
+  dirfd: number,
+  name: string,
+  flags: number,
+  mode = 0,
+): { fd: number; errno: 0 } | { fd: -1; errno: number } {
+  if (name.includes("/") || name === "" || name === "." || name === "..") {
+    return { fd: -1, errno: ENOENT };
+  }
+  const r = syscall("openat", dirfd, cstr(name), flags | O_NOFOLLOW | O_CLOEXEC, mode);
   if (r.ret >= 0n) return { fd: Number(r.ret), errno: 0 };
   return { fd: -1, errno: r.errno };
 }
