@@ -121,6 +121,8 @@ export function createRunService(opts: RunServiceOptions) {
   const active = new Map<string, ActiveRun>();
   /** Plans of recent Runs for inspection [CX-4]; bounded like the live hub. */
   const plans = new Map<string, ContextPlan>();
+  /** Every Run not yet fully cleaned up (Worker reaped, Run root removed). */
+  const pendingExits = new Set<Promise<void>>();
   let shuttingDown = false;
   const spawnWorker: SpawnWorker = opts.spawnWorker ?? ((runRoot) =>
     spawnConfinedWorker({
@@ -325,7 +327,9 @@ export function createRunService(opts: RunServiceOptions) {
       }).finally(() => {
         active.delete(runId);
         admission.release();
+        pendingExits.delete(run.done);
       });
+      pendingExits.add(run.done);
       return { turn_id: turnId, run_id: runId };
     } finally {
       if (!started) admission.release();
@@ -387,6 +391,9 @@ export function createRunService(opts: RunServiceOptions) {
       clearTimeout(timer);
     }
     recorder.finish(terminal);
+    // The Run is no longer active once its terminal is durable; the Worker's
+    // exit and Run-root removal still hold the Agent's admission until done.
+    active.delete(run.runId);
     const w = run.worker;
     if (w) await w.cancel(CANCEL_GRACE_MS);
     else await removeRunRoot(runRoot);
@@ -442,11 +449,10 @@ export function createRunService(opts: RunServiceOptions) {
   /** Stops admission, cancels every Run and waits (bounded) for them to converge [OP-2]. */
   async function shutdown(): Promise<void> {
     shuttingDown = true;
-    const all = [...active.values()];
-    for (const r of all) abort(r, "shutdown");
+    for (const r of active.values()) abort(r, "shutdown");
     let t: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
-      Promise.all(all.map((r) => r.done)),
+      Promise.all([...pendingExits]),
       new Promise((res) => (t = setTimeout(res, SHUTDOWN_GRACE_MS))),
     ]);
     clearTimeout(t);
