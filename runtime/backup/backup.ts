@@ -36,7 +36,7 @@ export interface BackupOptions {
   name: string;
   /** Write `NAME.tar.gz` instead of `NAME.tar`. @default false */
   gzip?: boolean;
-  /** Called after each archived file. */
+  /** Called as file bytes are archived (the CLI throttles its output). */
   onProgress?: (p: BackupProgress) => void;
   /** Bounds; tests lower them to hit them cheaply. @default the BACKUP_* constants */
   limits?: { entriesMax: number; entryMaxBytes: number; totalMaxBytes: number };
@@ -136,6 +136,11 @@ async function writeArchive(
   const skipped: (string | null)[] = [];
   const buf = new Uint8Array(CHUNK);
   let dataBytes = 0;
+  let streamed = 0;
+  const onChunk = (n: number) => {
+    streamed += n;
+    opts.onProgress?.({ bytes: streamed, files });
+  };
   let files = 0;
   let dirs = 0;
   const account = (size: number) => {
@@ -163,7 +168,7 @@ async function writeArchive(
       try {
         account(item.size);
         const read = (view: Uint8Array) => readFd(item.fd, view);
-        const sha256 = streamFile(tar, buf, read, item.path, item.size, item.mode, item.mtime);
+        const sha256 = streamFile(tar, buf, read, item, onChunk);
         entries.push({ path: item.path, type: "file", size: item.size, sha256 });
       } finally {
         closeFd(item.fd);
@@ -184,7 +189,7 @@ async function writeArchive(
         account(size);
         const read = (view: Uint8Array) => f.readSync(view) ?? 0;
         const mtime = now().getTime() / 1000;
-        const sha256 = streamFile(tar, buf, read, item.path, size, 0o600, mtime);
+        const sha256 = streamFile(tar, buf, read, { ...item, size, mode: 0o600, mtime }, onChunk);
         entries.push({ path: item.path, type: "file", size, sha256 });
       } finally {
         f.close();
@@ -193,7 +198,6 @@ async function writeArchive(
       databases.push({ path: item.path, kind: item.db, user_version: userVersion });
       files++;
     }
-    opts.onProgress?.({ bytes: dataBytes, files });
   }
   const manifest = encodeManifest({
     format: MANIFEST_FORMAT,
@@ -218,13 +222,12 @@ function streamFile(
   tar: TarWriter,
   buf: Uint8Array,
   read: (view: Uint8Array) => number,
-  path: string,
-  size: number,
-  mode: number,
-  mtime: number,
+  file: { path: string; size: number; mode: number; mtime: number },
+  onChunk: (n: number) => void,
 ): string {
   const hash = createHash("sha256");
-  tar.beginFile(path, size, mode, mtime);
+  const { size } = file;
+  tar.beginFile(file.path, size, file.mode, file.mtime);
   let left = size;
   while (left > 0) {
     const want = Math.min(left, buf.length);
@@ -234,6 +237,7 @@ function streamFile(
     hash.update(chunk);
     tar.write(chunk);
     left -= n;
+    onChunk(n);
   }
   tar.endFile();
   return hash.digest("hex");
