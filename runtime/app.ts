@@ -15,6 +15,7 @@ import { type ConversationService, createConversationService } from "./conversat
 import { agentRoutes, withSystemAgentAliases } from "./http/agent_routes.ts";
 import { sessionRoutes } from "./http/session_routes.ts";
 import { ensureDefaultInstructionFile } from "./workspace/instruction_file.ts";
+import { sweepStaleWriteTemps } from "./workspace/startup_cleanup.ts";
 import { createGateway, type WebGateway } from "./http/gateway.ts";
 import type { Route } from "./http/router.ts";
 import { staticRoutes } from "./http/static_routes.ts";
@@ -72,6 +73,8 @@ export function createApp(opts: AppOptions): App {
   });
   // Converge half-done lifecycle transitions before any request is served [AG-1].
   agents.recover();
+  // [TL-6] Write temps left by a crash are swept (≤ 16 per workspace) before serving.
+  sweepStaleWriteTemps(opts.home.root, agents.list().map((a) => a.id), opts.log);
   const conversations = createConversationService({ agents, cursors: createCursorCodec() });
   // Qualification starts in the background; Runs fail closed until it succeeds [MB-2].
   const model = createBroker({ catalog: createCatalog({ ollamaUrl: opts.ollamaUrl }), log: opts.log });
