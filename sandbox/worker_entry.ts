@@ -13,7 +13,6 @@
  * minimal explicit environment and, when not compiled, narrow Deno flags.
  */
 import { parseArgs, UsageError } from "../runtime/cli/args.ts";
-import { IPC_REPLY_TIMEOUT_MS } from "../runtime/limits.ts";
 import {
   IPC_PROTOCOL_VERSION,
   NdjsonReader,
@@ -205,16 +204,3 @@ async function runBody(body: WorkerBody): Promise<number> {
   await writer.close();
   return code;
 }
-
-/**
- * A minimal body until the HarnessKernel's worker main is wired: answers each
- * `ping` with `pong` and exits at end of input. It only ever runs confined.
- */
-export const readyLoopBody: WorkerBody = async (port) => {
-  for (;;) {
-    const f = await port.receive(IPC_REPLY_TIMEOUT_MS);
-    if (f === null) return 0;
-    if (f.type !== "ping") return 1;
-    await port.send({ v: IPC_PROTOCOL_VERSION, type: "pong" });
-  }
-};

@@ -16,6 +16,7 @@
  *   await w.receive(timeoutMs?) next frame validated by `parseFrame`, null at
  *                              EOF; a violation kills the Worker and rejects
  *                              with worker_protocol_error
+ *   await w.endInput()         closes stdin (EOF) — the Worker should then exit
  *   await w.cancel(graceMs?)   closes stdin, kills after the grace
  *   await w.kill(reason)       SIGKILL through a pidfd (no pid-reuse race)
  *   const exit = await w.exited  { code, signal, reason, errorCode } after reap,
@@ -107,6 +108,8 @@ export interface WorkerHandle<T> {
   readonly attestation: AttestationFrame;
   send(frame: object): Promise<void>;
   receive(timeoutMs?: number): Promise<T | null>;
+  /** Closes the Worker's stdin (end of input) without cancelling. */
+  endInput(): Promise<void>;
   cancel(graceMs?: number): Promise<WorkerExit>;
   kill(reason: WorkerExitReason): Promise<WorkerExit>;
   readonly exited: Promise<WorkerExit>;
@@ -222,9 +225,9 @@ export async function spawnConfinedWorker<T>(
   };
   const refuse = async (code: ErrorCode, detail: string): Promise<never> => {
     killChild(child);
-    await status;
+    const st = await status;
     await writer.close().catch(ignoreClosedPipe);
-    opts.log.warn("worker_refused", { code, pid, detail });
+    opts.log.warn("worker_refused", { code, pid, detail, exit: st.code, signal: st.signal });
     throw new AppError(code, detail);
   };
 
@@ -288,7 +291,11 @@ export async function spawnConfinedWorker<T>(
     // 2's seccomp filter denies every process-creating call, so the group
     // (pgrp == pid, verified at attestation) never had another member.
     await reader.cancel().catch(ignoreClosedPipe);
-    if (opts.removeRunRoot ?? true) await Deno.remove(opts.runRoot, { recursive: true });
+    if (opts.removeRunRoot ?? true) {
+      await Deno.remove(opts.runRoot, { recursive: true }).catch((err: unknown) => {
+        if (!(err instanceof Deno.errors.NotFound)) throw err; // already gone is fine
+      });
+    }
     const r = reason ?? "exited";
     const exit: WorkerExit = {
       code: st.signal === null ? st.code : null,
@@ -320,6 +327,9 @@ export async function spawnConfinedWorker<T>(
         if (err instanceof AppError) hardKill("protocol");
         throw err;
       }
+    },
+    async endInput() {
+      await writer.close().catch(ignoreClosedPipe);
     },
     async cancel(graceMs = 1000) {
       reason ??= "cancelled";
