@@ -158,7 +158,7 @@ Deno.test("cancelling mid-stream closes the HTTP connection promptly and yields 
     abort.abort();
     assertEquals(await p, { kind: "cancelled" });
     assertEquals(await chat.closed, "client_closed");
-    assert(Date.now() - t0 < 200, `disconnect took ${Date.now() - t0} ms`);
+    assert(Date.now() - t0 < 500, `disconnect took ${Date.now() - t0} ms`);
     assertEquals(rec.types(), pairs(1));
     assertEquals(attemptOutcomes(rec), ["cancelled"]);
     assertEquals((rec.events.at(-1)!.e as any).outcome, "cancelled");

@@ -1,0 +1,160 @@
+/**
+ * The scripted Ollama server itself speaks the real protocol: the endpoints
+ * and body shapes Ollama serves, NDJSON chat frames ending in a `done:true`
+ * frame with counts and durations, the per-request script queue, request
+ * recording, and the `deno task fake-ollama` entry point.
+ */
+import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import * as sc from "../../tools/fake_ollama/scenarios.ts";
+import { startFakeOllama } from "../../tools/fake_ollama/server.ts";
+import { DENO, REPO } from "../helpers/server.ts";
+
+async function chatLines(
+  url: string,
+  body: unknown,
+): Promise<{ status: number; lines: any[]; type: string | null }> {
+  const r = await fetch(`${url}/api/chat`, { method: "POST", body: JSON.stringify(body) });
+  const text = await r.text();
+  return {
+    status: r.status,
+    type: r.headers.get("content-type"),
+    lines: text.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)),
+  };
+}
+
+Deno.test("the scripted server serves /, /api/version, /api/tags and /api/show like Ollama", async () => {
+  const o = await startFakeOllama();
+  try {
+    const root = await fetch(`${o.url}/`);
+    assertEquals(await root.text(), "Ollama is running");
+    assertEquals(await (await fetch(`${o.url}/api/version`)).json(), { version: "0.12.10" });
+    const tags = await (await fetch(`${o.url}/api/tags`)).json();
+    assertEquals(tags.models.map((m: any) => m.name), ["qwen3.5:2b"]);
+    assertEquals(tags.models[0].details.family, "qwen35");
+    const show = await fetch(`${o.url}/api/show`, {
+      method: "POST",
+      body: JSON.stringify({ model: "qwen3.5:2b" }),
+    });
+    const s = await show.json();
+    assertEquals(s.model_info["general.architecture"], "qwen35");
+    assertEquals(s.model_info["qwen35.context_length"], 262144);
+    assertEquals(s.capabilities, ["completion", "tools", "thinking"]);
+    const missing = await fetch(`${o.url}/api/show`, {
+      method: "POST",
+      body: JSON.stringify({ model: "nope" }),
+    });
+    assertEquals(missing.status, 404);
+    assertEquals(await missing.json(), { error: "model 'nope' not found" });
+    assertEquals(o.requests.map((r) => `${r.method} ${r.path}`), [
+      "GET /",
+      "GET /api/version",
+      "GET /api/tags",
+      "POST /api/show",
+      "POST /api/show",
+    ]);
+  } finally {
+    await o.close();
+  }
+});
+
+Deno.test("chat streams NDJSON frames and a final done frame with counts, from the queue then the default", async () => {
+  const o = await startFakeOllama({ defaultScript: sc.text("default answer") });
+  try {
+    o.enqueue(sc.toolCallInDone([{ id: "call_1", name: "file/stat", arguments: { path: "a" } }]));
+    const first = await chatLines(o.url, { model: "qwen3.5:2b", messages: [] });
+    assertEquals(first.type, "application/x-ndjson");
+    assertEquals(first.lines.length, 1);
+    const done = first.lines[0];
+    assertEquals(done.done, true);
+    assertEquals(done.done_reason, "stop");
+    assertEquals(done.message.tool_calls, [{
+      id: "call_1",
+      function: { index: 0, name: "file/stat", arguments: { path: "a" } },
+    }]);
+    for (
+      const k of [
+        "total_duration",
+        "load_duration",
+        "prompt_eval_count",
+        "eval_count",
+        "eval_duration",
+      ]
+    ) {
+      assert(typeof done[k] === "number", k);
+    }
+    assertMatch(done.created_at, /^\d{4}-\d\d-\d\dT/);
+    const second = await chatLines(o.url, { model: "qwen3.5:2b", messages: [] });
+    assertEquals(
+      second.lines.slice(0, -1).map((l) => l.message.content).join(""),
+      "default answer",
+    );
+    assertEquals(second.lines.at(-1).done, true);
+    assertEquals(o.chats.length, 2);
+    assertEquals(await o.chats[1].closed, "completed");
+    const unknown = await chatLines(o.url, { model: "llama3", messages: [] });
+    assertEquals(unknown.status, 404);
+    assertEquals(unknown.lines, [{ error: "model 'llama3' not found" }]);
+  } finally {
+    await o.close();
+  }
+});
+
+Deno.test("deno task fake-ollama serves the chosen scenario on the given port", async () => {
+  const child = new Deno.Command(DENO, {
+    args: [
+      "run",
+      "--config",
+      `${REPO}/deno.json`,
+      "--allow-net",
+      "--allow-read",
+      `${REPO}/tools/fake_ollama/main.ts`,
+      "--port",
+      "0",
+      "--scenario",
+      "plain",
+    ],
+    stdout: "piped",
+    stderr: "piped",
+    env: { DENO_NO_UPDATE_CHECK: "1" },
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    let out = "";
+    while (!/listening on (http:\/\/127\.0\.0\.1:\d+)/.test(out)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`exited: ${out}`);
+      out += value;
+    }
+    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1];
+    const r = await chatLines(url, { model: "qwen3.5:2b", messages: [] });
+    assertEquals(
+      r.lines.slice(0, -1).map((l) => l.message.content).join(""),
+      "Hello from the scripted Ollama.",
+    );
+  } finally {
+    child.kill("SIGTERM");
+    const status = await child.status;
+    assertEquals(status.code, 0);
+    await reader.cancel();
+    await child.stderr.cancel();
+  }
+});
+
+Deno.test("an unknown scenario name is a usage error", async () => {
+  const out = await new Deno.Command(DENO, {
+    args: [
+      "run",
+      "--config",
+      `${REPO}/deno.json`,
+      "--allow-net",
+      "--allow-read",
+      `${REPO}/tools/fake_ollama/main.ts`,
+      "--scenario",
+      "nope",
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assertEquals(out.code, 2);
+  assertMatch(new TextDecoder().decode(out.stderr), /unknown scenario/);
+});
