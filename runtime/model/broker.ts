@@ -37,8 +37,7 @@ import { AnswerBuffer } from "./answer.ts";
 import { type AttemptResult, runAttempt } from "./attempt.ts";
 import type { CatalogEntry, ModelCatalog } from "./catalog.ts";
 import { CircuitBreaker } from "./circuit.ts";
-import type { PinnedAddress } from "./http_client.ts";
-import { pinAddress, qualify } from "./qualification.ts";
+import { ModelStates } from "./model_states.ts";
 import { StreamSemaphore } from "./semaphore.ts";
 import type {
   ChatMessage,
@@ -46,8 +45,6 @@ import type {
   ChatRequest,
   ContentDelta,
   ModelBroker,
-  ModelStatus,
-  PublicModelProfile,
   QualifiedProfile,
   ResponseOutcome,
   Usage,
@@ -67,13 +64,6 @@ export interface BrokerOptions {
   qualifyNow?: boolean;
 }
 
-interface EntryState {
-  status: ModelStatus;
-  addr: PinnedAddress | null;
-  lastQualify: number;
-  inflight: Promise<void> | null;
-}
-
 const MAX_ATTEMPTS = 1 + MODEL_RETRIES_BEFORE_FRAME;
 const NO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, complete: false });
 const REQUEST_DOMAIN = "agent-builder/model-request/v1\0";
@@ -89,64 +79,7 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
   const semaphore = opts.semaphore ?? new StreamSemaphore();
   const circuitOpenMs = catalog.entries[0].timeouts.circuitOpenMs;
   const circuit = new CircuitBreaker(circuitOpenMs, now);
-  const life = new AbortController();
-  const states = new Map<string, EntryState>(
-    catalog.entries.map((e) => [
-      e.id,
-      {
-        status: { available: false, reason: "not_qualified" },
-        addr: null,
-        lastQualify: 0,
-        inflight: null,
-      },
-    ]),
-  );
-
-  function requalifyEntry(entry: CatalogEntry): Promise<void> {
-    const st = states.get(entry.id)!;
-    if (st.inflight) return st.inflight;
-    st.lastQualify = now();
-    st.inflight = (async () => {
-      try {
-        st.addr ??= await pinAddress(entry.endpoint, life.signal);
-        if (st.addr === null) {
-          st.status = { available: false, reason: "unreachable" };
-          return;
-        }
-        const r = await qualify(entry, st.addr, life.signal);
-        st.status = r.ok
-          ? { available: true, profile: r.profile }
-          : { available: false, reason: r.reason };
-        log.info("model.qualified", {
-          model: entry.id,
-          available: r.ok,
-          reason: r.ok ? null : r.reason,
-          window: r.ok ? r.profile.window : null,
-        });
-      } catch (err) {
-        // Unexpected (e.g. a permission error): fail closed and say so in the log.
-        st.status = { available: false, reason: "unreachable" };
-        log.error("model.qualify_failed", {
-          model: entry.id,
-          error: err instanceof Error ? err.name : "unknown",
-        });
-      } finally {
-        st.inflight = null;
-      }
-    })();
-    return st.inflight;
-  }
-
-  async function ensureQualified(entry: CatalogEntry): Promise<ModelStatus> {
-    const st = states.get(entry.id)!;
-    if (!st.status.available) {
-      if (st.inflight) await st.inflight;
-      else if (now() - st.lastQualify >= entry.timeouts.requalifyIntervalMs) {
-        await requalifyEntry(entry);
-      }
-    }
-    return st.status;
-  }
+  const models = new ModelStates(catalog, log, now);
 
   function safeObserve(what: string, fn: () => void): void {
     try {
@@ -259,7 +192,7 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
       return { result: failed(code), attempts: 0 };
     }
     try {
-      const st = states.get(entry.id)!;
+      const st = models.get(entry);
       const profile = st.status.available ? st.status.profile : null;
       if (profile === null || st.addr === null) {
         return { result: failed("model_unavailable"), attempts: 0 };
@@ -327,7 +260,7 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
           case "overflow":
             return { result: ar, attempts: n };
           case "model_missing":
-            st.status = { available: false, reason: "model_missing" };
+            models.markUnavailable(entry, "model_missing");
             return { result: failed("model_unavailable"), attempts: n };
           case "failed":
             if (ar.countsForCircuit) circuit.recordZeroFrameFailure(key);
@@ -356,7 +289,7 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
     const entry = catalog.get(req.modelId);
     if (!entry) return failed("model_not_found");
     if (req.signal.aborted) return { kind: "cancelled" };
-    const status = await ensureQualified(entry);
+    const status = await models.ensure(entry);
     if (!status.available) return failed("model_unavailable");
     if (req.phase === "tools" && !status.profile.capabilities.tools) {
       return failed("model_capability_missing");
@@ -378,61 +311,21 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
 
   const broker: ModelBroker = {
     chat,
-    status(modelId) {
-      const st = states.get(modelId ?? catalog.defaultId);
-      return st ? st.status : { available: false, reason: "not_qualified" };
-    },
+    status: (modelId) => models.status(modelId ?? catalog.defaultId),
     async profile(modelId) {
       const entry = catalog.get(modelId);
       if (!entry) return { ok: false, code: "model_not_found" };
-      const s = await ensureQualified(entry);
+      const s = await models.ensure(entry);
       return s.available
         ? { ok: true, profile: s.profile }
         : { ok: false, code: "model_unavailable" };
     },
-    publicProfiles(): PublicModelProfile[] {
-      return catalog.entries.map((e) => {
-        const s = states.get(e.id)!.status;
-        return s.available
-          ? {
-            id: e.id,
-            default: e.id === catalog.defaultId,
-            available: true,
-            window: s.profile.window,
-            budget: s.profile.budget,
-            capabilities: Object.entries(s.profile.capabilities).filter(([, v]) => v).map(([k]) =>
-              k
-            ),
-          }
-          : {
-            id: e.id,
-            default: e.id === catalog.defaultId,
-            available: false,
-            reason: s.reason,
-            window: null,
-            budget: null,
-            capabilities: [],
-          };
-      });
-    },
+    publicProfiles: () => models.publicProfiles(),
     async requalify() {
-      await Promise.all(catalog.entries.map((e) => requalifyEntry(e)));
+      await Promise.all(catalog.entries.map((e) => models.requalify(e)));
     },
-    poke() {
-      for (const e of catalog.entries) {
-        const st = states.get(e.id)!;
-        if (
-          !st.status.available && !st.inflight &&
-          now() - st.lastQualify >= e.timeouts.requalifyIntervalMs
-        ) {
-          void requalifyEntry(e); // never rejects: failures become a fixed reason
-        }
-      }
-    },
-    async close() {
-      life.abort();
-      await Promise.allSettled([...states.values()].map((s) => s.inflight));
-    },
+    poke: () => models.poke(),
+    close: () => models.close(),
   };
   if (opts.qualifyNow ?? true) broker.poke();
   return broker;

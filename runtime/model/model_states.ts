@@ -1,0 +1,153 @@
+/**
+ * Qualification state of every catalog entry [MB-2]: the pinned address, the
+ * current status (qualified profile or a fixed unavailable reason), and
+ * single-flight, spaced re-qualification on demand.
+ *
+ * What this file enforces: the host is resolved once and the address kept for
+ * the process lifetime; at most one qualification per entry runs at a time;
+ * on-demand re-qualification happens at most once per `requalifyIntervalMs`;
+ * qualification never rejects — every failure becomes a fixed reason; public
+ * profiles carry no endpoint.
+ */
+import type { Logger } from "../log.ts";
+import type { CatalogEntry, ModelCatalog } from "./catalog.ts";
+import type { PinnedAddress } from "./http_client.ts";
+import { pinAddress, qualify } from "./qualification.ts";
+import type { ModelStatus, PublicModelProfile, UnavailableReason } from "./types.ts";
+
+export interface EntryState {
+  status: ModelStatus;
+  addr: PinnedAddress | null;
+  lastQualify: number;
+  inflight: Promise<void> | null;
+}
+
+export class ModelStates {
+  readonly #catalog: ModelCatalog;
+  readonly #log: Logger;
+  readonly #now: () => number;
+  readonly #life = new AbortController();
+  readonly #states = new Map<string, EntryState>();
+
+  constructor(catalog: ModelCatalog, log: Logger, now: () => number) {
+    this.#catalog = catalog;
+    this.#log = log;
+    this.#now = now;
+    for (const e of catalog.entries) {
+      this.#states.set(e.id, {
+        status: { available: false, reason: "not_qualified" },
+        addr: null,
+        lastQualify: 0,
+        inflight: null,
+      });
+    }
+  }
+
+  /** The state of a catalog entry (exists for every catalog id). */
+  get(entry: CatalogEntry): EntryState {
+    return this.#states.get(entry.id)!;
+  }
+
+  status(modelId: string): ModelStatus {
+    return this.#states.get(modelId)?.status ?? { available: false, reason: "not_qualified" };
+  }
+
+  /** Marks an entry unavailable after a chat-time fault (re-qualified on demand later). */
+  markUnavailable(entry: CatalogEntry, reason: UnavailableReason): void {
+    this.get(entry).status = { available: false, reason };
+  }
+
+  /** Qualifies now (single-flight). Never rejects. */
+  requalify(entry: CatalogEntry): Promise<void> {
+    const st = this.get(entry);
+    if (st.inflight) return st.inflight;
+    st.lastQualify = this.#now();
+    st.inflight = (async () => {
+      try {
+        st.addr ??= await pinAddress(entry.endpoint, this.#life.signal);
+        if (st.addr === null) {
+          st.status = { available: false, reason: "unreachable" };
+          return;
+        }
+        const r = await qualify(entry, st.addr, this.#life.signal);
+        st.status = r.ok
+          ? { available: true, profile: r.profile }
+          : { available: false, reason: r.reason };
+        this.#log.info("model.qualified", {
+          model: entry.id,
+          available: r.ok,
+          reason: r.ok ? null : r.reason,
+          window: r.ok ? r.profile.window : null,
+        });
+      } catch (err) {
+        // Unexpected (e.g. a permission error): fail closed and say so in the log.
+        st.status = { available: false, reason: "unreachable" };
+        this.#log.error("model.qualify_failed", {
+          model: entry.id,
+          error: err instanceof Error ? err.name : "unknown",
+        });
+      } finally {
+        st.inflight = null;
+      }
+    })();
+    return st.inflight;
+  }
+
+  /** The current status, re-qualifying first when unavailable and the spacing allows. */
+  async ensure(entry: CatalogEntry): Promise<ModelStatus> {
+    const st = this.get(entry);
+    if (!st.status.available) {
+      if (st.inflight) await st.inflight;
+      else if (this.#now() - st.lastQualify >= entry.timeouts.requalifyIntervalMs) {
+        await this.requalify(entry);
+      }
+    }
+    return st.status;
+  }
+
+  /** Starts background re-qualification of unavailable entries (spaced, non-blocking). */
+  poke(): void {
+    for (const e of this.#catalog.entries) {
+      const st = this.get(e);
+      if (
+        !st.status.available && !st.inflight &&
+        this.#now() - st.lastQualify >= e.timeouts.requalifyIntervalMs
+      ) {
+        void this.requalify(e); // never rejects: failures become a fixed reason
+      }
+    }
+  }
+
+  publicProfiles(): PublicModelProfile[] {
+    const dflt = this.#catalog.defaultId;
+    return this.#catalog.entries.map((e): PublicModelProfile => {
+      const s = this.get(e).status;
+      if (!s.available) {
+        return {
+          id: e.id,
+          default: e.id === dflt,
+          available: false,
+          reason: s.reason,
+          window: null,
+          budget: null,
+          capabilities: [],
+        };
+      }
+      const caps = Object.entries(s.profile.capabilities).filter(([, v]) => v).map(([k]) => k);
+      return {
+        id: e.id,
+        default: e.id === dflt,
+        available: true,
+        window: s.profile.window,
+        budget: s.profile.budget,
+        capabilities: caps,
+      };
+    });
+  }
+
+  /** Aborts qualification in flight and waits for it to settle. */
+  async close(): Promise<void> {
+    this.#life.abort();
+    await Promise.allSettled([...this.#states.values()].map((s) => s.inflight));
+  }
+}
