@@ -33,6 +33,11 @@ export interface ComposerProps {
   onDismissResult(): void;
 }
 
+function defaultLabel(models: ModelProfile[]): string {
+  const d = models.find((m) => m.isDefault) ?? models[0];
+  return d ? `${d.id} (default)` : "Default model";
+}
+
 export function Composer(p: ComposerProps) {
   const ref = useRef<HTMLTextAreaElement>(null);
   const [helpOpen, setHelpOpen] = useState(false);
@@ -129,7 +134,7 @@ export function Composer(p: ComposerProps) {
               <span class="sr-only">Model for this conversation</span>
               <select class="select" data-testid="model-picker" value=${p.modelId ?? ""}
                 onChange=${(e: Event) => p.onModel((e.target as HTMLSelectElement).value || null)}>
-                <option value="">Default model</option>
+                <option value="">${defaultLabel(p.models)}</option>
                 ${p.models.map((m) =>
                   html`<option value=${m.id}>${m.id}${m.available ? "" : " (unavailable)"}</option>`
                 )}

@@ -168,8 +168,11 @@ export function RunDetails({ api, agentId, runId, live, onClose }: RunDetailsPro
                 <span class=${`tl-dot tl-col-${r.lane} lane-${r.lane}`} title=${LANE_LABELS[
                   r.lane
                 ]}></span>
-                <span class="tl-label"><span class="tl-seq">#${r.event.seq}</span> ${r.event
-                  .kind}</span>
+                <span class="tl-label"
+                  title=${r.event.kind}><span class="tl-seq">${r.event.seq >= 0
+                    ? `#${r.event.seq}`
+                    : "·"}</span> ${r.event
+                    .kind}</span>
               </button>
             `
           )}

@@ -334,6 +334,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
           try {
             const a = await api.createAgent(name);
             await loadAgents(a.id);
+            setNavOpen(false);
           } catch (err) {
             fail(err);
           }

@@ -7,7 +7,14 @@
 import { assertEquals } from "../helpers/assert.ts";
 import { screenshotDir } from "../helpers/browser.ts";
 import type { Page } from "../helpers/browser.ts";
-import { createAgent, createConversation, openLoggedIn, send, startUiEnv } from "./_ui_support.ts";
+import {
+  createAgent,
+  createConversation,
+  ensureNav,
+  openLoggedIn,
+  send,
+  startUiEnv,
+} from "./_ui_support.ts";
 
 const VIEWPORTS = [
   { name: "desktop", width: 1440, height: 900 },
@@ -42,7 +49,7 @@ for (const vp of VIEWPORTS) {
       await shot(page, `${vp.name}-05-command-help`);
       await page.fill("[data-testid=composer-input]", "");
       if (vp.name === "mobile") {
-        await page.click("[data-testid=open-nav]");
+        await ensureNav(page);
         await shot(page, `${vp.name}-06-nav-overlay`);
         await page.click(".nav-scrim", { position: { x: 370, y: 400 } });
       }

@@ -152,3 +152,22 @@ Deno.test("no reconnect happens after the terminal event", async () => {
     await s.server.shutdown();
   }
 });
+
+Deno.test("a durable-fallback snapshot with a settled state ends the run view", () => {
+  let v = emptyRun("a", "c", "r");
+  const ctl = (kind: string, payload: Record<string, unknown>) => JSON.stringify({ kind, payload });
+  v = applyMessage(v, { id: null, event: "stream.gap", data: ctl("stream.gap", { after_seq: 0 }) });
+  assertEquals(v.gaps, 1);
+  v = applyMessage(v, {
+    id: null,
+    event: "stream.snapshot",
+    data: ctl("stream.snapshot", { state: "running" }),
+  });
+  assertEquals(v.terminal, null);
+  v = applyMessage(v, {
+    id: null,
+    event: "stream.snapshot",
+    data: ctl("stream.snapshot", { state: "interrupted" }),
+  });
+  assertEquals(v.terminal?.kind, "stream.snapshot");
+});

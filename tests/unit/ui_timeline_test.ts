@@ -72,3 +72,18 @@ Deno.test("stepIndex clamps to the rows and starts from either end", () => {
   assertEquals(stepIndex(0, -1, 5), 0);
   assertEquals(stepIndex(2, 1, 0), -1);
 });
+
+Deno.test("stream control events without a seq sort around the journal and are both kept", () => {
+  const rows = buildTimeline([
+    ev(-1, "stream.snapshot"),
+    ev(2, "run.completed"),
+    ev(-1, "stream.gap"),
+    ev(1, "run.started"),
+  ], { lanes: ALL_LANES, text: "" });
+  assertEquals(rows.map((r) => r.event.kind), [
+    "stream.gap",
+    "run.started",
+    "run.completed",
+    "stream.snapshot",
+  ]);
+});

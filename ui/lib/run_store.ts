@@ -67,13 +67,16 @@ export function applyMessage(view: RunView, msg: SseMessage): RunView {
     return { ...view, liveText: text, connection: "open" };
   }
   if (env.seq >= 0 && view.events.some((e) => e.seq === env.seq)) return view;
-  const events = [...view.events, env].sort((a, b) => a.seq - b.seq);
+  const events = [...view.events, env];
+  // The durable fallback ends with a snapshot that carries the converged state [EV-3].
+  const settled = env.kind === "stream.snapshot" && typeof env.payload.state === "string" &&
+    env.payload.state !== "running";
   return {
     ...view,
     events,
     connection: "open",
     gaps: view.gaps + (env.kind === "stream.gap" ? 1 : 0),
-    terminal: TERMINAL_KINDS.has(env.kind) ? env : view.terminal,
+    terminal: view.terminal ?? (TERMINAL_KINDS.has(env.kind) || settled ? env : null),
   };
 }
 

@@ -37,16 +37,28 @@ export interface TimelineRow {
   index: number;
 }
 
-/** Dedupes by seq, sorts ascending and applies the filter. */
+/**
+ * Stream control events (`stream.gap`, `stream.snapshot`) carry no seq: the
+ * gap sorts before the journal, the snapshot after it.
+ */
+function sortKey(e: EventEnvelope): number {
+  if (e.seq >= 0) return e.seq;
+  return e.kind === "stream.snapshot" ? Number.MAX_SAFE_INTEGER : -1;
+}
+
+/** Dedupes by seq (control events by kind), sorts by seq and applies the filter. */
 export function buildTimeline(
   events: readonly EventEnvelope[],
   filter: TimelineFilter,
 ): TimelineRow[] {
-  const bySeq = new Map<number, EventEnvelope>();
-  for (const e of events) if (!bySeq.has(e.seq)) bySeq.set(e.seq, e);
+  const byKey = new Map<string, EventEnvelope>();
+  for (const e of events) {
+    const key = e.seq >= 0 ? `#${e.seq}` : e.kind;
+    if (!byKey.has(key)) byKey.set(key, e);
+  }
   const q = filter.text.trim().toLowerCase();
-  return [...bySeq.values()]
-    .sort((a, b) => a.seq - b.seq)
+  return [...byKey.values()]
+    .sort((a, b) => sortKey(a) - sortKey(b))
     .map((event) => ({ event, lane: laneOf(event.kind) }))
     .filter((r) => filter.lanes.has(r.lane) && (q === "" || r.event.kind.toLowerCase().includes(q)))
     .map((r, index) => ({ ...r, index }));

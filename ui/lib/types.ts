@@ -53,6 +53,7 @@ export interface ModelProfile {
   available: boolean;
   reason: string | null;
   capabilities: string[];
+  isDefault: boolean;
 }
 
 export interface ContextProjection {
@@ -220,6 +221,7 @@ export function toModel(v: unknown): ModelProfile {
     available: availability === true || availability === "available",
     reason: strOrNull(o.reason),
     capabilities: list(o.capabilities).filter((c): c is string => typeof c === "string"),
+    isDefault: o.default === true,
   };
 }
 
