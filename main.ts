@@ -4,13 +4,8 @@
  */
 import { RELEASE } from "./runtime/limits.ts";
 import { UsageError } from "./runtime/cli/args.ts";
-import { serveCommand } from "./runtime/cli/serve.ts";
-import { doctorCommand } from "./runtime/cli/doctor.ts";
 import { workerCommand } from "./sandbox/worker_entry.ts";
 import { harnessWorkerBody } from "./runtime/kernel/worker_main.ts";
-import { rotateTokenCommand } from "./runtime/cli/rotate_token.ts";
-import { backupCommand } from "./runtime/cli/backup.ts";
-import { restoreCommand } from "./runtime/cli/restore.ts";
 
 const HELP = `agent-builder ${RELEASE} — local-first agent runtime
 
@@ -37,11 +32,14 @@ type Command = (argv: string[]) => number | Promise<number>;
 const COMMANDS: Record<string, Command> = {
   // Internal re-exec mode [SB-1]: always confines itself before running a body.
   worker: (argv) => workerCommand(argv, { body: harnessWorkerBody }),
-  serve: serveCommand,
-  doctor: doctorCommand,
-  "rotate-token": rotateTokenCommand,
-  backup: backupCommand,
-  restore: restoreCommand,
+  // Loaded on demand so a Worker never loads (or holds threads for) server code:
+  // the confined process stays small and its spawn fast (see worker_spawn_bench).
+  serve: async (argv) => (await import("./runtime/cli/serve.ts")).serveCommand(argv),
+  doctor: async (argv) => (await import("./runtime/cli/doctor.ts")).doctorCommand(argv),
+  "rotate-token": async (argv) =>
+    (await import("./runtime/cli/rotate_token.ts")).rotateTokenCommand(argv),
+  backup: async (argv) => (await import("./runtime/cli/backup.ts")).backupCommand(argv),
+  restore: async (argv) => (await import("./runtime/cli/restore.ts")).restoreCommand(argv),
   version: () => {
     console.log(RELEASE);
     return 0;

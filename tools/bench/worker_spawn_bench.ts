@@ -1,0 +1,64 @@
+/**
+ * Worker spawn cost [SB-1, SB-2]: spawns the production confined Worker
+ * (stage 1 → execve → stage 2 → attestation → /proc verification of every
+ * thread) repeatedly and prints the median spawn-to-attested latency and the
+ * Worker's resident memory right after attestation, next to a plain
+ * `deno run` of an empty script as the baseline process start.
+ * Run: deno run --config deno.json -A tools/bench/worker_spawn_bench.ts
+ */
+import { spawnConfinedWorker } from "../../runtime/worker/supervisor.ts";
+import { silentLogger } from "../../runtime/log.ts";
+import { parseStatus } from "../../sandbox/attestation.ts";
+import { readProcText } from "../../sandbox/procfs.ts";
+
+const RUNS = 9;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const kib = (v: string | undefined) => Number((v ?? "0").replace(/\s*kB$/, ""));
+
+const base = Deno.makeTempDirSync({ prefix: "ab-spawn-bench-" });
+try {
+  Deno.chmodSync(base, 0o700);
+  const latency: number[] = [];
+  const rss: number[] = [];
+  const threads: number[] = [];
+  for (let i = 0; i < RUNS + 1; i++) {
+    const runRoot = `${base}/run${i}`;
+    Deno.mkdirSync(runRoot, { mode: 0o700 });
+    const t0 = performance.now();
+    const w = await spawnConfinedWorker({
+      runRoot,
+      deadlineMs: 30_000,
+      log: silentLogger,
+      parseFrame: (v) => ({ ok: true, frame: v }),
+    });
+    const ms = performance.now() - t0;
+    const status = parseStatus(readProcText(`/proc/${w.pid}/status`) ?? "");
+    await w.kill("killed");
+    if (i === 0) continue; // warm-up: fills the module cache
+    latency.push(ms);
+    rss.push(kib(status.get("VmRSS")));
+    threads.push(Number(status.get("Threads")));
+  }
+
+  const plain: number[] = [];
+  const empty = `${base}/empty.ts`;
+  Deno.writeTextFileSync(empty, "");
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    await new Deno.Command(Deno.execPath(), { args: ["run", "--quiet", empty] }).output();
+    plain.push(performance.now() - t0);
+  }
+
+  console.log(`worker spawn → attested (median of ${RUNS}): ${median(latency).toFixed(0)} ms`);
+  console.log(
+    `  min ${Math.min(...latency).toFixed(0)} ms, max ${Math.max(...latency).toFixed(0)} ms`,
+  );
+  console.log(`worker RSS after attestation (median): ${(median(rss) / 1024).toFixed(1)} MiB`);
+  console.log(`worker threads after attestation (median): ${median(threads)}`);
+  console.log(
+    `baseline: plain \`deno run\` of an empty script (median): ${median(plain).toFixed(0)} ms`,
+  );
+} finally {
+  Deno.removeSync(base, { recursive: true });
+}
