@@ -29,7 +29,7 @@ import { ArchiveError } from "./archive_error.ts";
 import { compareWithManifest, decodeManifest, type Manifest } from "./manifest.ts";
 import type { ManifestEntry } from "./manifest.ts";
 import { checkArchivePath, isDatabaseCompanion, MANIFEST_PATH, parentOf } from "./paths.ts";
-import { type TarEvent, type TarLimits, TarParser } from "./tar.ts";
+import { type TarEvent, type TarLimits, TarParser } from "./tar_parser.ts";
 
 const CHUNK = 256 * 1024;
 

@@ -25,7 +25,7 @@ import { exchangePaths, randomSuffix, renameNoReplace, timestampName } from "./f
 import { compareDatabases, type ManifestDatabase } from "./manifest.ts";
 import { databaseKind, migrationsFor } from "./paths.ts";
 import { checkDatabaseFile } from "./snapshot.ts";
-import type { TarLimits } from "./tar.ts";
+import type { TarLimits } from "./tar_parser.ts";
 
 export interface RestoreOptions {
   /** Home root (absolute, resolved). */
@@ -140,10 +140,12 @@ export function restoreBackup(opts: RestoreOptions): RestoreResult {
   const runtimeDir = ensurePrivateDir(opts.root, ".runtime");
   const stagingName = `restore-${timestampName(now())}-${randomSuffix()}`;
   const staging = `${runtimeDir}/${stagingName}`;
+  let created = false;
   let installed = false;
   try {
     // SECURITY: a fresh private directory; mkdir fails if the name exists.
     Deno.mkdirSync(staging, { mode: 0o700 });
+    created = true;
     const ex = extractArchive({
       file: opts.file,
       stagingRoot: staging,
@@ -215,7 +217,7 @@ export function restoreBackup(opts: RestoreOptions): RestoreResult {
   } finally {
     // Before the swap the staging tree is only our scratch copy; after it, it holds
     // the previous data and must never be removed (it is moved to recovery above).
-    if (!installed) removeIfPresent(staging);
+    if (created && !installed) removeIfPresent(staging);
     lock.release();
   }
 }

@@ -10,14 +10,9 @@ import { AGENT_MIGRATIONS } from "../../migrations/agent/index.ts";
 import { REGISTRY_MIGRATIONS } from "../../migrations/registry/index.ts";
 import { DEFAULT_TAR_LIMITS } from "../../runtime/backup/extract.ts";
 import { decodeManifest, encodeManifest, type Manifest } from "../../runtime/backup/manifest.ts";
-import {
-  BLOCK,
-  encodeHeader,
-  END_OF_ARCHIVE,
-  TarParser,
-  TarWriter,
-} from "../../runtime/backup/tar.ts";
+import { BLOCK, encodeHeader, END_OF_ARCHIVE, TarWriter } from "../../runtime/backup/tar.ts";
 import type { TarEntryHeader } from "../../runtime/backup/tar.ts";
+import { TarParser } from "../../runtime/backup/tar_parser.ts";
 import { ensureHomeSkeleton, resolveHome } from "../../runtime/home.ts";
 import { acquireInstanceLock } from "../../runtime/instance.ts";
 import { AGENTS_MAX, CONVERSATIONS_PER_AGENT_MAX } from "../../runtime/limits.ts";

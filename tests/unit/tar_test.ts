@@ -6,13 +6,15 @@ import {
   BLOCK,
   encodeHeader,
   END_OF_ARCHIVE,
-  parsePax,
   paxRecord,
+  TarWriter,
+} from "../../runtime/backup/tar.ts";
+import {
+  parsePax,
   type TarEvent,
   type TarLimits,
   TarParser,
-  TarWriter,
-} from "../../runtime/backup/tar.ts";
+} from "../../runtime/backup/tar_parser.ts";
 import {
   BACKUP_ENTRIES_MAX,
   BACKUP_ENTRY_MAX_BYTES,
