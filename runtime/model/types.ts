@@ -245,6 +245,6 @@ export interface ModelBroker {
   requalify(): Promise<void>;
   /** Non-blocking: starts a re-qualification if unavailable and the spacing allows. */
   poke(): void;
-  /** Aborts qualification and in-flight calls. */
+  /** Aborts qualification in flight. Chat calls end through their own signals (Run cancel). */
   close(): Promise<void>;
 }

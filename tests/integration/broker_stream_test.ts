@@ -8,6 +8,7 @@ import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { ANSWER_COMMIT_MAX_BYTES, CONTENT_IPC_FRAMES_MAX } from "../../runtime/limits.ts";
 import { MAX_OUTPUT_MARKER } from "../../runtime/model/answer.ts";
 import * as sc from "../../tools/fake_ollama/scenarios.ts";
+import { contentFrame, doneFrame } from "../../tools/fake_ollama/frames.ts";
 import { pairs, withBroker } from "../helpers/model.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s).length;
@@ -224,5 +225,27 @@ Deno.test("the default scripted answer is friendly Markdown", async () => {
     const out = await broker.chat(req().req);
     assert(out.kind === "completed");
     assertMatch(out.content, /\*\*scripted Ollama\*\*/);
+  });
+});
+
+Deno.test("tool calls arriving together with a max_output answer fail closed with model_protocol_error", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    const big = "déjà vu ".repeat(2000); // 18 KB in one frame: past the ceiling
+    ollama.enqueue((c) => ({
+      kind: "stream",
+      steps: [
+        { frame: contentFrame(c.model, big) },
+        {
+          frame: doneFrame(c.model, {
+            toolCalls: [{ name: "file/stat", arguments: { path: "x" } }],
+          }),
+        },
+      ],
+    }));
+    assertEquals(await broker.chat(req({ phase: "tools" }).req), {
+      kind: "failed",
+      code: "model_protocol_error",
+      retryable: false,
+    });
   });
 });
