@@ -66,6 +66,17 @@ Deno.test("a server killed mid-Run restarts with the Turn interrupted and the du
     assertEquals(live[0].event, "run.started");
     const runsDir = `${h.server.home}/.runtime/agents/${h.agent}/runs`;
     assertEquals([...Deno.readDirSync(runsDir)].length, 1);
+    // An operation the dead process had dispatched: its outcome cannot be known.
+    const opId = crypto.randomUUID();
+    const db = openAgentState(h.server.home, h.agent);
+    try {
+      db.prepare(
+        `INSERT INTO operations (id, run_id, call_id, tool_id, state, executor, args_digest,
+           created_at, updated_at) VALUES (?, ?, 'call-1', 'file/stat', 'dispatched', 'x', 'd', 0, 0)`,
+      ).run(opId, r.body.run_id);
+    } finally {
+      db.close();
+    }
     await h.server.kill();
 
     const h2 = await startRunHarness({ ollama, home: h.server.home });
@@ -91,6 +102,15 @@ Deno.test("a server killed mid-Run restarts with the Turn interrupted and the du
       const terminal = frames.find((f) => f.event === "run.failed")!;
       assertEquals(terminal.data.payload.code, "run_interrupted");
       assertEquals(frames.at(-1)!.data.payload.state, "interrupted");
+      const audit = await h2.api(
+        "GET",
+        `/api/agents/${h2.agent}/runs/${r.body.run_id}/capability-audit`,
+      );
+      assertEquals(audit.body.entries.map((e: { id: string; state: string }) => [e.id, e.state]), [
+        [opId, "outcome_unknown"],
+      ]);
+      const ctx = await h2.api("GET", `/api/agents/${h2.agent}/runs/${r.body.run_id}/context`);
+      assertEquals([ctx.status, ctx.body.source], [200, "run_started"]);
       ollama.enqueue(scenarios.text("Back again."));
       const r2 = await submit(h2, conv, "are you back?");
       assertEquals(r2.status, 202);
