@@ -64,7 +64,10 @@ export class ModelStates {
     st.lastQualify = this.#now();
     st.inflight = (async () => {
       try {
-        st.addr ??= await pinAddress(entry.endpoint, this.#life.signal);
+        st.addr ??= await pinAddress(
+          entry.endpoint,
+          AbortSignal.any([this.#life.signal, AbortSignal.timeout(entry.timeouts.qualifyMs)]),
+        );
         if (st.addr === null) {
           st.status = { available: false, reason: "unreachable" };
           return;

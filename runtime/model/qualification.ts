@@ -40,11 +40,13 @@ export async function pinAddress(
     endpoint.host.includes(":") ? `[${endpoint.host}]` : endpoint.host
   }:${endpoint.port}`;
   if (isIP(endpoint.host)) return { ip: endpoint.host, port: endpoint.port, hostHeader };
+  let onAbort = () => {};
   try {
     const found = await Promise.race([
       lookup(endpoint.host, { all: true, verbatim: true }),
       new Promise<never>((_, reject) => {
-        signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+        onAbort = () => reject(signal.reason);
+        signal.addEventListener("abort", onAbort, { once: true });
       }),
     ]);
     const first = found[0];
@@ -54,6 +56,8 @@ export async function pinAddress(
     if (signal.aborted) return null;
     if (err instanceof Error && "code" in err) return null; // ENOTFOUND, EAI_AGAIN, …
     throw err;
+  } finally {
+    signal.removeEventListener("abort", onAbort);
   }
 }
 
