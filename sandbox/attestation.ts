@@ -137,6 +137,18 @@ function listNumericEntries(dir: string): number[] {
   return out;
 }
 
+/**
+ * Seccomp filters this process already runs under (a container runtime or a
+ * service manager may install some); a Worker inherits them and adds one.
+ */
+export function selfSeccompFilters(): number {
+  const n = Number(parseStatus(readProcText("/proc/self/status") ?? "").get("Seccomp_filters"));
+  if (!Number.isInteger(n) || n < 0) {
+    throw new Error("Seccomp_filters missing from /proc/self/status");
+  }
+  return n;
+}
+
 /** True when this process holds any capability (then Workers must have CapBnd zero). */
 export function selfHoldsCapabilities(): boolean {
   const s = parseStatus(readProcText("/proc/self/status") ?? "");

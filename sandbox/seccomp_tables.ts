@@ -98,6 +98,9 @@ export const DENY_EPERM: Record<string, Record<string, Pair>> = {
     ustat: [136, -1],
     sysfs: [139, -1],
     lsm_set_self_attr: [460, 460],
+    // Watches on paths Landlock does not cover would leak activity outside the roots.
+    inotify_add_watch: [254, 27],
+    fanotify_mark: [301, 263],
   },
   // Persistent IPC (System V and POSIX message queues outlive the Worker).
   persistentIpc: {

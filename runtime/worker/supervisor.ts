@@ -54,6 +54,7 @@ import {
   processStartTime,
   readProcSnapshot,
   selfHoldsCapabilities,
+  selfSeccompFilters,
 } from "../../sandbox/attestation.ts";
 import { denoRunFlags, mainStage2Entry } from "../../sandbox/worker_entry.ts";
 import { closeFd, syscall } from "../../sandbox/libc.ts";
@@ -251,7 +252,7 @@ export async function spawnConfinedWorker<T>(
   const problems = attestationProblems(first.frame, snap, {
     pid,
     supervisorPid: Deno.pid,
-    seccompFilters: 1,
+    seccompFilters: selfSeccompFilters() + 1,
     requireEmptyBounding: selfHoldsCapabilities(),
   });
   if (problems.length > 0) return refuse("sandbox_attestation_failed", problems.join("; "));

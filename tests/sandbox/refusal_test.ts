@@ -117,3 +117,20 @@ Deno.test("a Worker that never attests is refused after the attestation timeout"
     sb.cleanup();
   }
 });
+
+Deno.test("a Control Plane already under a seccomp filter still verifies its Workers", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      ...denoRunFlags(),
+      "--allow-read",
+      "--allow-write",
+      "--allow-run",
+      "--allow-env",
+      new URL("./filtered_supervisor.ts", import.meta.url).pathname,
+    ],
+    stderr: "inherit",
+  }).output();
+  assertEquals(out.code, 0);
+  const report = JSON.parse(new TextDecoder().decode(out.stdout));
+  assertEquals(report, { attested: "sandbox.attestation", filters: "2" });
+});
