@@ -1,0 +1,137 @@
+/**
+ * Runs benchmark [SB-5, EV-2, OP-3]: the whole main path — real server child
+ * process, real confined Worker per Run, scripted Ollama — measured from the
+ * browser's side.
+ *
+ * 1. Harness overhead per Turn: submit → first `assistant.block.delta` at the
+ *    SSE client, minus the scripted model's own time to first frame (measured
+ *    directly against the scripted server in the same process). Also splits
+ *    out submit → `model.request.started` (admission, spawn, attestation).
+ * 2. Disk bytes written per Turn (/proc/<server>/io `write_bytes`, the bytes
+ *    the server sent to storage) for a short and a long answer: the journal
+ *    writes at semantic boundaries only, so the difference should be about the
+ *    committed answer text (twice: Turn row + completed block), not per token.
+ *
+ * Run: ./node_modules/deno/deno run --config deno.json -A tools/bench/run_bench.ts
+ */
+import { readProcText } from "../../sandbox/procfs.ts";
+import { contentFrame, doneFrame } from "../fake_ollama/frames.ts";
+import type { ScriptSource } from "../fake_ollama/server.ts";
+import { startFakeOllama } from "../fake_ollama/server.ts";
+import {
+  newConversation,
+  readSse,
+  type RunHarness,
+  startRunHarness,
+  submit,
+} from "../../tests/helpers/runs.ts";
+
+const TURNS = 10;
+
+function answer(words: number): ScriptSource {
+  return (c) => ({
+    kind: "stream",
+    steps: (function* () {
+      for (let i = 0; i < words; i++) yield { frame: contentFrame(c.model, ` w${i % 97}`) };
+      yield { frame: doneFrame(c.model, { evalCount: words }) };
+    })(),
+  });
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+function writeBytes(pid: number): number {
+  const io = readProcText(`/proc/${pid}/io`) ?? "";
+  const m = /^write_bytes:\s*(\d+)$/m.exec(io);
+  if (!m) throw new Error("no /proc/<pid>/io write_bytes");
+  return Number(m[1]);
+}
+
+/** The scripted server's own time to first frame for the same script. */
+async function modelTtfb(url: string, ollama: RunHarness["ollama"]): Promise<number> {
+  ollama.enqueue(answer(20));
+  const t0 = performance.now();
+  const res = await fetch(`${url}/api/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "qwen3.5:2b", messages: [], stream: true }),
+  });
+  const reader = res.body!.getReader();
+  await reader.read();
+  const ttfb = performance.now() - t0;
+  await reader.cancel();
+  return ttfb;
+}
+
+async function turn(h: RunHarness, conv: string, words: number) {
+  h.ollama.enqueue(answer(words));
+  const t0 = performance.now();
+  const r = await submit(h, conv, "benchmark question");
+  if (r.status !== 202) throw new Error(`submit ${r.status}`);
+  let first = 0;
+  let request = 0;
+  const frames = await readSse(h, r.body.run_id, {
+    until: (f) => {
+      if (f.event === "model.request.started" && request === 0) request = performance.now() - t0;
+      if (f.event === "assistant.block.delta" && first === 0) first = performance.now() - t0;
+      return f.event === "run.completed" || f.event === "run.failed";
+    },
+  });
+  if (frames.at(-1)!.event !== "run.completed") throw new Error("turn failed");
+  return { first, request };
+}
+
+async function main(): Promise<void> {
+  const ollama = await startFakeOllama();
+  const h = await startRunHarness({ ollama });
+  try {
+    const pid = h.server.child.pid;
+    const conv = await newConversation(h);
+    await turn(h, conv, 5); // warm-up: module caches, SQLite pages
+    const firsts: number[] = [];
+    const requests: number[] = [];
+    const ttfbs: number[] = [];
+    for (let i = 0; i < TURNS; i++) {
+      ttfbs.push(await modelTtfb(ollama.url, ollama));
+      const s = await turn(h, await newConversation(h), 20);
+      firsts.push(s.first);
+      requests.push(s.request);
+    }
+    const overhead = median(firsts) - median(ttfbs);
+    console.log(`turns measured:                     ${TURNS}`);
+    console.log(`submit → model.request.started:     ${median(requests).toFixed(1)} ms (median)`);
+    console.log(`submit → first delta at browser:    ${median(firsts).toFixed(1)} ms (median)`);
+    console.log(`scripted model's own first frame:   ${median(ttfbs).toFixed(1)} ms (median)`);
+    console.log(`harness overhead per Turn:          ${overhead.toFixed(1)} ms`);
+
+    for (
+      const [label, words] of [["short answer (20 words)", 20], [
+        "long answer (2000 words)",
+        2000,
+      ]] as const
+    ) {
+      const c = await newConversation(h);
+      const per: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const before = writeBytes(pid);
+        await turn(h, c, words);
+        // Let the WAL write of the terminal transaction reach the block layer accounting.
+        await new Promise((r) => setTimeout(r, 50));
+        per.push(writeBytes(pid) - before);
+      }
+      const text = words * 4;
+      console.log(
+        `disk bytes per Turn, ${label}: ${median(per)} (answer text ≈ ${text} bytes, ` +
+          `${words} deltas streamed)`,
+      );
+    }
+  } finally {
+    await h.close();
+    await ollama.close();
+  }
+}
+
+await main();
