@@ -7,11 +7,21 @@ import { assertEquals } from "../helpers/assert.ts";
 import { spawnConfinedWorker } from "../../runtime/worker/supervisor.ts";
 import { IPC_PROTOCOL_VERSION } from "../../runtime/protocol/ipc.ts";
 import { parseStatus, readProcSnapshot } from "../../sandbox/attestation.ts";
+import { readProcText } from "../../sandbox/procfs.ts";
+import {
+  WORKER_RLIMIT_AS_BYTES,
+  WORKER_RLIMIT_CPU_S,
+  WORKER_RLIMIT_DATA_BYTES,
+  WORKER_RLIMIT_FSIZE_BYTES,
+  WORKER_RLIMIT_NOFILE,
+  WORKER_RLIMIT_NPROC,
+} from "../../runtime/limits.ts";
 import { anyFrame, makeSandboxDirs, probeCommand, recordingLogger } from "./helpers.ts";
 
 const EPERM = 1;
 const EACCES = 13;
 const ENOSYS = 38;
+const EMFILE = 24;
 
 const EXPECTED: Record<string, number> = {
   read_inside_run_root: 0,
@@ -52,6 +62,7 @@ const EXPECTED: Record<string, number> = {
   fchmod_stdout: EPERM,
   setsid: EPERM,
   prlimit_parent: EPERM,
+  nofile_exhausted: EMFILE,
   survived_event_loop_block: 0,
 };
 
@@ -93,6 +104,7 @@ Deno.test("a confined Worker fails every escape attempt with the exact errno", a
     const reply = await w.receive(30_000);
     // Every thread that exists now (including ones created after confinement).
     const snap = readProcSnapshot(w.pid);
+    const limits = readProcText(`/proc/${w.pid}/limits`) ?? "";
     await w.cancel();
     const exit = await w.exited;
 
@@ -110,6 +122,24 @@ Deno.test("a confined Worker fails every escape attempt with the exact errno", a
       );
     }
     assertEquals(snap.tasks.size > 1, true);
+    // rlimits [SB-1]: soft = hard = the bound from runtime/limits.ts.
+    for (
+      const [label, value] of [
+        ["Max cpu time", WORKER_RLIMIT_CPU_S],
+        ["Max file size", WORKER_RLIMIT_FSIZE_BYTES],
+        ["Max data size", WORKER_RLIMIT_DATA_BYTES],
+        ["Max core file size", 0],
+        ["Max processes", WORKER_RLIMIT_NPROC],
+        ["Max open files", WORKER_RLIMIT_NOFILE],
+        ["Max address space", WORKER_RLIMIT_AS_BYTES],
+      ] as const
+    ) {
+      const row = limits.split("\n").find((l) => l.startsWith(label)) ?? "";
+      assertEquals(row.slice(label.length).trim().split(/\s+/).slice(0, 2), [
+        String(value),
+        String(value),
+      ], label);
+    }
     // The Run root is removed once the Worker is gone [SB-6].
     assertEquals(await Deno.stat(sb.runRoot).then(() => true, () => false), false);
   } finally {

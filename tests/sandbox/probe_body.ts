@@ -160,12 +160,26 @@ export async function runProbes(req: ProbeRequest): Promise<Record<string, numbe
   r.fchmod_stdout = errnoOf(syscall("fchmod", 1, 0o777));
   r.setsid = errnoOf(syscall("setsid"));
   r.prlimit_parent = errnoOf(syscall("prlimit64", parent, 7, null, new Uint8Array(16)));
+  r.nofile_exhausted = exhaustFds(req.inside_file);
   // Block the event loop past Deno's lazy signal-machinery threshold (~0.5 s):
   // without the warm-up this would create a socketpair and panic the process.
   const until = Date.now() + 700;
   while (Date.now() < until) { /* bounded busy wait */ }
   r.survived_event_loop_block = 0;
   return r;
+}
+
+/** Opens `path` until the fd limit bites; reports the errno that stopped it. */
+function exhaustFds(path: string): number {
+  const fds: number[] = [];
+  let errno = 0;
+  for (let i = 0; i < 1024 && errno === 0; i++) {
+    const r = syscall("openat", -100, cstr(path), O_RDONLY | O_CLOEXEC, 0);
+    if (r.ret < 0n) errno = r.errno;
+    else fds.push(Number(r.ret));
+  }
+  for (const fd of fds) syscall("close", fd);
+  return errno;
 }
 
 function execProbe(path: string): number {
