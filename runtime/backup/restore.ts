@@ -57,9 +57,9 @@ export interface RestoreResult {
 }
 
 /**
- * The restore itself succeeded, but the previous data could not be moved
- * into .runtime/recovery/; it is still complete at `keptAt` (relative to the
- * home) and was not deleted.
+ * data/ was swapped for the restored tree, but a later step (moving the
+ * previous data into .runtime/recovery/, or syncing it) failed. The previous
+ * data is complete at `keptAt` (relative to the home); nothing was deleted.
  */
 export class PreviousDataMisplaced extends Error {
   readonly keptAt: string;
@@ -195,24 +195,26 @@ export function restoreBackup(opts: RestoreOptions): RestoreResult {
     });
     exchangePaths(`${staging}/data`, `${opts.root}/data`);
     installed = true;
-    fsyncDir(opts.root);
+    // From here on data/ is the restored tree; any failure must say where the previous data is.
+    let keptAt = `.runtime/${stagingName}/data`;
     let recoveryRel = "";
-    let recoveryDir = "";
     try {
-      recoveryDir = ensurePrivateDir(opts.root, ".runtime/recovery");
+      fsyncDir(opts.root);
+      const recoveryDir = ensurePrivateDir(opts.root, ".runtime/recovery");
       const stamp = timestampName(now());
       for (let i = 1; i <= 100 && recoveryRel === ""; i++) {
         const name = i === 1 ? stamp : `${stamp}-${i}`;
         if (renameNoReplace(staging, `${recoveryDir}/${name}`) === "ok") {
           recoveryRel = `.runtime/recovery/${name}`;
+          keptAt = `${recoveryRel}/data`;
         }
       }
       if (recoveryRel === "") throw new Error("no free recovery name");
+      fsyncDir(recoveryDir);
+      fsyncDir(runtimeDir);
     } catch (err) {
-      throw new PreviousDataMisplaced(`.runtime/${stagingName}/data`, err);
+      throw new PreviousDataMisplaced(keptAt, err);
     }
-    fsyncDir(recoveryDir);
-    fsyncDir(runtimeDir);
     return { ...result, applied: true, recoveryRel: `${recoveryRel}/data` };
   } finally {
     // Before the swap the staging tree is only our scratch copy; after it, it holds

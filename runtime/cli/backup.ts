@@ -14,6 +14,11 @@ import { resolveHome } from "../home.ts";
 import { BACKUP_NAME_MAX_CHARS } from "../limits.ts";
 import { parseArgs, UsageError } from "./args.ts";
 
+/** Errors of the file system (disk full, EIO …), as opposed to bugs, which propagate. */
+function isIoError(err: unknown): err is Error {
+  return Object.values(Deno.errors).some((C) => err instanceof C);
+}
+
 export const BACKUP_EXIT = {
   ok: 0,
   failed: 1,
@@ -61,8 +66,13 @@ export async function backupCommand(argv: string[]): Promise<number> {
     return BACKUP_EXIT.ok;
   } catch (err) {
     progress?.done();
-    if (!(err instanceof AppError)) throw err;
     const say = (text: string) => console.error(`agent-builder backup: ${text}`);
+    if (!(err instanceof AppError)) {
+      if (!isIoError(err)) throw err;
+      // I/O failures (disk full, EIO …): the temporary archive was removed.
+      say(`failed (${err.name}). Nothing was written.`);
+      return BACKUP_EXIT.failed;
+    }
     switch (err.code) {
       case "backup_name_invalid":
         say(

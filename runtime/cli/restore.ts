@@ -19,6 +19,11 @@ import { AppError, errorInfo } from "../errors.ts";
 import { resolveHome } from "../home.ts";
 import { parseArgs, UsageError } from "./args.ts";
 
+/** Errors of the file system (disk full, EIO …), as opposed to bugs, which propagate. */
+function isIoError(err: unknown): err is Error {
+  return Object.values(Deno.errors).some((C) => err instanceof C);
+}
+
 export const RESTORE_EXIT = {
   ok: 0,
   failed: 1,
@@ -60,8 +65,8 @@ export function restoreCommand(argv: string[]): number {
     }
     if (err instanceof PreviousDataMisplaced) {
       say(
-        `data/ was restored, but the previous data could not be moved to .runtime/recovery/; ` +
-          `it is kept, complete, in ${err.keptAt}.`,
+        `data/ was restored, but finishing the restore failed; ` +
+          `the previous data is kept, complete, in ${err.keptAt}.`,
       );
       return RESTORE_EXIT.failed;
     }
@@ -75,6 +80,11 @@ export function restoreCommand(argv: string[]): number {
     }
     if (err instanceof AppError) {
       say(`${errorInfo(err.code).message} Nothing was changed.`);
+      return RESTORE_EXIT.failed;
+    }
+    if (isIoError(err)) {
+      // I/O failures (disk full, EIO …) before the swap: the staging copy was removed.
+      say(`failed (${err.name}). Nothing was changed.`);
       return RESTORE_EXIT.failed;
     }
     throw err;

@@ -11,7 +11,7 @@ import { addTurn, openAgentState } from "../helpers/agent_state.ts";
 import { makeTempHome } from "../helpers/home.ts";
 import { login } from "../helpers/login.ts";
 import { type ServerHandle, startTestServer } from "../helpers/server.ts";
-import { runCli, treeSnapshot } from "./backup_fixture.ts";
+import { runCli, seedHome, treeSnapshot } from "./backup_fixture.ts";
 
 /** Everything the API shows about Agents, Conversations and Turns (cursors are per-server). */
 async function apiView(api: Api): Promise<unknown> {
@@ -186,5 +186,35 @@ Deno.test("a backup taken while serving restores to a home that serves the same 
   } finally {
     if (!stopped) await server.stop();
     for (const h of [home, fresh, freshGz]) Deno.removeSync(h, { recursive: true });
+  }
+});
+
+Deno.test("when the previous data cannot be moved to recovery, it is kept where it is and the error says so", async () => {
+  const home = makeTempHome();
+  const src = makeTempHome();
+  try {
+    seedHome(src);
+    assertEquals((await runCli(["backup", "b", "--home", src])).code, 0);
+    seedHome(home);
+    const previous = treeSnapshot(`${home}/data`);
+    // A regular file where the recovery directory belongs makes the final move fail.
+    Deno.removeSync(`${home}/.runtime/recovery`);
+    Deno.writeTextFileSync(`${home}/.runtime/recovery`, "not a directory", { mode: 0o600 });
+
+    const r = await runCli(["restore", `${src}/backups/b.tar`, "--yes", "--home", home]);
+    assertEquals(r.code, 1);
+    const m = r.stderr.match(
+      /kept, complete, in (\.runtime\/restore-[0-9TZ]+-[0-9a-f]{16}\/data)\.$/m,
+    );
+    assert(m, r.stderr);
+    assertEquals(treeSnapshot(`${home}/${m[1]}`), previous, "nothing of the previous data is lost");
+    assertEquals(
+      Object.keys(treeSnapshot(`${home}/data`)).filter((k) => k.endsWith(".sqlite")).length,
+      3,
+      "data/ holds the restored tree",
+    );
+  } finally {
+    Deno.removeSync(home, { recursive: true });
+    Deno.removeSync(src, { recursive: true });
   }
 });
