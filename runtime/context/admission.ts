@@ -133,7 +133,8 @@ export function collapseThreshold(budget: number): number {
 export function admit(plan: ContextPlan, opts: AdmitOptions): Admission {
   const tools = providerTools(plan.toolset, opts.narrowed) as unknown as ProviderTool[];
   const threshold = collapseThreshold(plan.budget);
-  let dropped = 0;
+  // `/compact` starts with everything but the latest bundle collapsed.
+  let dropped = plan.compact ? Math.max(0, plan.history.length - 1) : 0;
   for (;;) {
     const kept = plan.history.slice(dropped);
     const receipt = dropped > 0 ? makeReceipt(plan.history.slice(0, dropped)) : null;

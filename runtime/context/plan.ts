@@ -74,6 +74,8 @@ export interface ContextInputs {
   window: number;
   budget: number;
   modelId: string;
+  /** Operator asked for compaction (`/compact`): collapse all but the latest bundle. */
+  compact?: boolean;
 }
 
 export interface ContextPlan {
@@ -85,6 +87,7 @@ export interface ContextPlan {
   readonly window: number;
   readonly budget: number;
   readonly modelId: string;
+  readonly compact: boolean;
 }
 
 function section(
@@ -148,6 +151,7 @@ export function compileContextPlan(inp: ContextInputs): ContextPlan {
       window: inp.window,
       budget: inp.budget,
       renderer: RENDERER_ID,
+      compact: inp.compact ?? false,
       toolset: inp.toolset.digest,
       sections: sections.map((s) => [s.name, s.role, s.trust, s.digest]),
     }),
@@ -161,6 +165,7 @@ export function compileContextPlan(inp: ContextInputs): ContextPlan {
     window: inp.window,
     budget: inp.budget,
     modelId: inp.modelId,
+    compact: inp.compact ?? false,
   });
 }
 

@@ -222,6 +222,7 @@ export function createRunService(opts: RunServiceOptions) {
         window: p.profile.window,
         budget: p.profile.budget,
         modelId,
+        compact: body.compact ?? false,
       });
       if (!admit(plan, { exchanges: [], narrowed: false }).ok) {
         throw new AppError("model_context_limit");

@@ -202,3 +202,13 @@ Deno.test("compileContextPlan(): refuses a history bundle without a committed an
     )
   );
 });
+
+Deno.test("admit(): compact collapses every bundle but the latest even under 80 %", () => {
+  const history = [bundle(1), bundle(2), bundle(3)];
+  const plan = compileContextPlan(inputs({ history, compact: true }));
+  const a = admit(plan, { exchanges: [], narrowed: false });
+  ok(a.ok);
+  assertEquals(a.keptBundles, 1);
+  assertEquals(a.receipt?.turn_ids, history.slice(0, 2).map((b) => b.turnId));
+  notStrictEqual(plan.digest, compileContextPlan(inputs({ history })).digest);
+});
