@@ -59,6 +59,11 @@ export type AttemptResult =
 
 type TimerReason = "first_frame" | "idle" | "call" | "deadline";
 
+/** Timer delays clamped to what setTimeout honours (larger values would fire at once). */
+function delay(ms: number): number {
+  return Number.isNaN(ms) ? 0 : Math.min(Math.max(0, ms), 2 ** 31 - 1);
+}
+
 const NO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, complete: false });
 
 /** Runs one attempt. Never throws for provider or transport faults. */
@@ -74,12 +79,12 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
   };
   const onCancel = () => ac.abort();
   input.signal.addEventListener("abort", onCancel, { once: true });
-  const callTimer = setTimeout(() => fire("call"), Math.max(0, input.callEnd - t0));
-  const deadlineTimer = setTimeout(() => fire("deadline"), Math.max(0, input.deadline - t0));
-  let frameTimer = setTimeout(() => fire("first_frame"), input.firstFrameMs);
+  const callTimer = setTimeout(() => fire("call"), delay(input.callEnd - t0));
+  const deadlineTimer = setTimeout(() => fire("deadline"), delay(input.deadline - t0));
+  let frameTimer = setTimeout(() => fire("first_frame"), delay(input.firstFrameMs));
   const rearmIdle = () => {
     clearTimeout(frameTimer);
-    frameTimer = setTimeout(() => fire("idle"), input.idleMs);
+    frameTimer = setTimeout(() => fire("idle"), delay(input.idleMs));
   };
 
   const fail = (

@@ -63,7 +63,10 @@ export class StreamSemaphore {
         cleanup();
         resolve(result);
       };
-      const timer = setTimeout(() => leave({ kind: "busy" }), Math.max(0, waitMs));
+      const timer = setTimeout(
+        () => leave({ kind: "busy" }),
+        Math.min(Math.max(0, waitMs || 0), 2 ** 31 - 1),
+      );
       const onAbort = () => leave({ kind: "aborted" });
       const cleanup = () => {
         clearTimeout(timer);

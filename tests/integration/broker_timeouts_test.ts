@@ -217,3 +217,11 @@ Deno.test("a connection refused mid-life is retried once then fails model_unavai
     assertEquals(broker.status(), { available: false, reason: "unreachable" });
   });
 });
+
+Deno.test("a far-future deadline does not fire early (timer delays are clamped)", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(sc.text("fine", { frameDelayMs: 20 }));
+    const out = await broker.chat(req({ deadline: Number.MAX_SAFE_INTEGER }).req);
+    assertEquals(out.kind, "completed");
+  });
+});
