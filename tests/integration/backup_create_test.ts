@@ -141,6 +141,7 @@ Deno.test("a large backup and restore show progress on a terminal and not on a p
     assertMatch(r.output, /\rrestore: checked \d+\.\d MiB of \d+\.\d MiB/);
     assertMatch(r.output, /Dry run: nothing was changed/);
 
+    Deno.removeSync(file);
     const piped = await runCli(["backup", "big2", "--home", home]);
     assertEquals(piped.code, 0);
     assert(!piped.stderr.includes("\r") && !piped.stdout.includes("\r"), "no progress on a pipe");

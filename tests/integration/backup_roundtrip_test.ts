@@ -132,6 +132,9 @@ Deno.test("a backup taken while serving restores to a home that serves the same 
     await t.step("restore into a fresh home serves the same data", async () => {
       const r = await runCli(["restore", `${home}/backups/nightly.tar`, "--yes", "--home", fresh]);
       assertEquals(r.code, 0, r.stderr);
+      const restored = treeSnapshot(`${fresh}/data`);
+      assertEquals(Object.keys(restored).filter((p) => /-(wal|shm|journal)$/.test(p)), []);
+      assert(Object.values(restored).every((v) => /^(dir 700|file 600 )/.test(v)), "private modes");
       const got = await viewOf(fresh);
       assertEquals((got.health as { status: string }).status, "ok");
       assertEquals(got.view, view);
