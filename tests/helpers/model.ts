@@ -113,7 +113,7 @@ export interface HarnessOptions {
 }
 
 export async function withBroker(
-  fn: (h: Harness) => Promise<void>,
+  fn: (h: Harness) => void | Promise<void>,
   opts: HarnessOptions = {},
 ): Promise<void> {
   const ollama = await startFakeOllama(opts.fake);

@@ -17,7 +17,7 @@ const model = (contextLength: number, capabilities = ["completion", "tools"]) =>
 });
 
 Deno.test("the default model's 262144-token native window is capped to 32768 with a 28672 budget", async () => {
-  await withBroker(async ({ broker, ollama }) => {
+  await withBroker(({ broker, ollama }) => {
     const s = broker.status();
     assert(s.available);
     assertEquals(
@@ -44,7 +44,7 @@ Deno.test("a smaller native window is used as reported, never trusted from the n
     assertEquals(ollama.chats[0].body.options.num_ctx, 8192);
     assertEquals(ollama.chats[0].body.options.num_predict, 4096);
   }, { fake: { models: model(8192) } });
-  await withBroker(async ({ broker }) => {
+  await withBroker(({ broker }) => {
     const s = broker.status();
     assert(s.available);
     assertEquals([s.profile.window, s.profile.reserve, s.profile.budget], [4096, 2048, 2048]);
