@@ -209,6 +209,23 @@ export async function driveTurn(ch: WorkerChannel, ctx: TurnContext): Promise<Te
     }
     let blockOpen = false;
     let outcome: ChatOutcome;
+    /** A journal/cap failure inside a Broker callback: it, not the Broker's code, ends the Turn. */
+    let callbackCode: ErrorCode | null = null;
+    const onCallbackError = (code: ErrorCode) => (callbackCode ??= code);
+    const ledgerWrite = (fn: () => void) => {
+      try {
+        fn();
+      } catch (err) {
+        onCallbackError(
+          err instanceof AppError
+            ? err.code
+            : err instanceof JournalUnavailable
+            ? "journal_unavailable"
+            : "internal_error",
+        );
+        throw err; // the Broker then sends no HTTP / stops the call [MB-9]
+      }
+    };
     const inner = new AbortController();
     const onAbort = () => inner.abort();
     ctx.signal.addEventListener("abort", onAbort, { once: true });
@@ -224,71 +241,85 @@ export async function driveTurn(ch: WorkerChannel, ctx: TurnContext): Promise<Te
         ledger: {
           started(e) {
             callNo++;
-            ctx.recorder.durable("model.request.started", {
-              call: callNo,
-              model_id: e.modelId,
-              phase: e.phase,
-              recovery: e.recovery,
-              token_estimate: e.tokenEstimate,
-              request_bytes: e.requestBytes,
-              digest: e.digest,
-              collapsed_bundles: ctx.plan.history.length - adm.keptBundles,
-            }, () =>
-              usageStarted(ctx.db, {
-                runId: snap.run_id,
+            ledgerWrite(() =>
+              ctx.recorder.durable("model.request.started", {
                 call: callNo,
-                modelId: e.modelId,
-                scope: ctx.scope,
-                estimate: adm.estimate,
-                now: ctx.now(),
-              }));
+                model_id: e.modelId,
+                phase: e.phase,
+                recovery: e.recovery,
+                token_estimate: e.tokenEstimate,
+                request_bytes: e.requestBytes,
+                digest: e.digest,
+                collapsed_bundles: ctx.plan.history.length - adm.keptBundles,
+              }, () =>
+                usageStarted(ctx.db, {
+                  runId: snap.run_id,
+                  call: callNo,
+                  modelId: e.modelId,
+                  scope: ctx.scope,
+                  estimate: adm.estimate,
+                  now: ctx.now(),
+                }))
+            );
           },
           finished(e) {
-            ctx.recorder.durable("model.response.finished", {
-              call: callNo,
-              outcome: e.outcome,
-              error_code: e.errorCode,
-              input_tokens: e.usage.inputTokens,
-              output_tokens: e.usage.outputTokens,
-              usage_complete: e.usage.complete,
-              elapsed_ms: Math.min(86_400_000, Math.max(0, Math.round(e.elapsedMs))),
-              attempts: Math.min(4, e.attempts),
-            }, () =>
-              usageFinished(ctx.db, {
-                runId: snap.run_id,
+            ledgerWrite(() =>
+              ctx.recorder.durable("model.response.finished", {
                 call: callNo,
-                complete: e.usage.complete,
-                input: e.usage.inputTokens,
-                output: e.usage.outputTokens,
-                now: ctx.now(),
-              }));
+                outcome: e.outcome,
+                error_code: e.errorCode,
+                input_tokens: e.usage.inputTokens,
+                output_tokens: e.usage.outputTokens,
+                usage_complete: e.usage.complete,
+                elapsed_ms: Math.min(86_400_000, Math.max(0, Math.round(e.elapsedMs))),
+                attempts: Math.min(4, e.attempts),
+              }, () =>
+                usageFinished(ctx.db, {
+                  runId: snap.run_id,
+                  call: callNo,
+                  complete: e.usage.complete,
+                  input: e.usage.inputTokens,
+                  output: e.usage.outputTokens,
+                  now: ctx.now(),
+                }))
+            );
           },
         },
         observer: {
           attemptStarted(e) {
-            guard(ctx, inner, () =>
-              ctx.recorder.durable("model.transport.attempt.started", {
-                call: callNo,
-                attempt: e.attempt,
-                max_attempts: e.maxAttempts,
-                phase: e.phase,
-              }));
+            guard(
+              ctx,
+              inner,
+              onCallbackError,
+              () =>
+                ctx.recorder.durable("model.transport.attempt.started", {
+                  call: callNo,
+                  attempt: e.attempt,
+                  max_attempts: e.maxAttempts,
+                  phase: e.phase,
+                }),
+            );
           },
           attemptFinished(e) {
-            guard(ctx, inner, () =>
-              ctx.recorder.durable("model.transport.attempt.finished", {
-                call: callNo,
-                attempt: e.attempt,
-                max_attempts: e.maxAttempts,
-                phase: e.phase,
-                outcome: e.outcome,
-                elapsed_ms: Math.min(86_400_000, Math.max(0, Math.round(e.elapsedMs))),
-                ttfb_ms: e.ttfbMs === null ? null : Math.max(0, Math.round(e.ttfbMs)),
-              }));
+            guard(
+              ctx,
+              inner,
+              onCallbackError,
+              () =>
+                ctx.recorder.durable("model.transport.attempt.finished", {
+                  call: callNo,
+                  attempt: e.attempt,
+                  max_attempts: e.maxAttempts,
+                  phase: e.phase,
+                  outcome: e.outcome,
+                  elapsed_ms: Math.min(86_400_000, Math.max(0, Math.round(e.elapsedMs))),
+                  ttfb_ms: e.ttfbMs === null ? null : Math.max(0, Math.round(e.ttfbMs)),
+                }),
+            );
           },
         },
         onDelta(d) {
-          guard(ctx, inner, () => {
+          guard(ctx, inner, onCallbackError, () => {
             if (!blockOpen) {
               ctx.recorder.durable("assistant.block.started", { block: callNo });
               blockOpen = true;
@@ -306,12 +337,17 @@ export async function driveTurn(ch: WorkerChannel, ctx: TurnContext): Promise<Te
     } finally {
       ctx.signal.removeEventListener("abort", onAbort);
     }
+    if (callbackCode !== null) {
+      const code: ErrorCode = callbackCode;
+      finalCode = { code, stage: "journal" };
+      await reply({ kind: "error", code });
+      continue;
+    }
     if (outcome.kind === "cancelled") {
       // The cancel frame reaches the Worker from the Run service; wait for its finish.
       if (cancelled()) continue;
-      // Not a cancel: a journal write failed inside a Broker callback and aborted the call.
-      finalCode = { code: "journal_unavailable", stage: "journal" };
-      await reply({ kind: "error", code: "journal_unavailable" });
+      finalCode = { code: "internal_error", stage: "model" };
+      await reply({ kind: "error", code: "internal_error" });
       continue;
     }
     if (outcome.kind === "failed") {
@@ -376,15 +412,21 @@ export async function driveTurn(ch: WorkerChannel, ctx: TurnContext): Promise<Te
 }
 
 /** Runs a journal write from a Broker callback; a journal failure aborts the model call. */
-function guard(ctx: TurnContext, inner: AbortController, fn: () => void): void {
+function guard(
+  ctx: TurnContext,
+  inner: AbortController,
+  onError: (code: ErrorCode) => void,
+  fn: () => void,
+): void {
   try {
     fn();
   } catch (err) {
-    if (err instanceof JournalUnavailable || err instanceof AppError) {
-      inner.abort();
-      return;
+    if (err instanceof AppError) onError(err.code);
+    else if (err instanceof JournalUnavailable) onError("journal_unavailable");
+    else {
+      ctx.log.error("run.callback_failed", { kind: err instanceof Error ? err.name : typeof err });
+      onError("internal_error");
     }
-    ctx.log.error("run.callback_failed", { kind: err instanceof Error ? err.name : typeof err });
     inner.abort();
   }
 }
