@@ -278,3 +278,62 @@ Deno.test("appendDurable(): a failing transaction leaves the journal head unchan
   assertEquals(getRun(db, RUN)!.event_count, 1);
   db.close();
 });
+
+Deno.test("RunJournal: durable bytes stop below 256 KiB and still leave room for the terminal", () => {
+  const j = new RunJournal({ run_id: RUN, agent_id: AGENT, conversation_id: CONV });
+  j.accept([j.stage("run.started", started)]);
+  let refused: unknown = null;
+  for (let i = 1; i <= 9 && refused === null; i++) {
+    try {
+      const req = j.stage("tool.call.requested", {
+        call_id: `call-${i}`,
+        tool_id: "file/read_text",
+        args: { path: "a" },
+        args_digest: D,
+      });
+      const done = j.stage("tool.call.completed", {
+        call_id: `call-${i}`,
+        tool_id: "file/read_text",
+        outcome: "ok",
+        code: null,
+        result: "r".repeat(32000),
+        result_bytes: 32000,
+        result_digest: D,
+        projection: "receipt",
+        elapsed_ms: 1,
+      }, req);
+      j.accept([req, done]);
+    } catch (e) {
+      refused = e;
+    }
+  }
+  ok(refused instanceof AppError && refused.code === "run_event_limit");
+  ok(j.durableBytes <= 256 * 1024 - 2048);
+  const term = j.stage("run.failed", {
+    code: "run_event_limit",
+    stage: "journal",
+    retryable: false,
+    duration_ms: 1,
+  });
+  ok(j.durableBytes + term.bytes <= 256 * 1024);
+});
+
+Deno.test("RunJournal: live bytes (deltas included) stop at 1 MiB", () => {
+  const j = new RunJournal({ run_id: RUN, agent_id: AGENT, conversation_id: CONV });
+  j.accept([j.stage("run.started", started)]);
+  const r = j.stage("model.request.started", reqStarted(1));
+  j.accept([r, j.stage("assistant.block.started", { block: 1 }, r)]);
+  let sent = 0;
+  let refused: unknown = null;
+  while (refused === null && sent < 100) {
+    try {
+      j.ephemeral("assistant.block.delta", { block: 1, text: "d".repeat(16000) });
+      sent++;
+    } catch (e) {
+      refused = e;
+    }
+  }
+  ok(refused instanceof AppError && refused.code === "run_event_limit");
+  ok(sent >= 60 && sent < 66, `deltas before the cap: ${sent}`);
+  throws(() => j.ephemeral("assistant.block.delta", { block: 2, text: "x" }));
+});
