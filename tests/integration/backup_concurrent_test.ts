@@ -1,6 +1,6 @@
 /**
- * [OP-1] A backup taken while another process keeps committing to a live WAL
- * database restores to exactly one committed state: integrity_check passes
+ * [OP-1] A backup taken while the server serves the home and another process
+ * keeps committing to a live WAL database restores to exactly one committed state: integrity_check passes
  * and the Turn rows are a gap-free committed prefix (3 × revision rows, seq
  * 1..3 × revision) between what was committed when the backup started and
  * what was committed when the writer stopped.
@@ -11,7 +11,7 @@ import { insertConversation } from "../../runtime/store/agent_state_store.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { bulkTurns, openAgentState } from "../helpers/agent_state.ts";
 import { makeTempHome } from "../helpers/home.ts";
-import { DENO, REPO, RUN_FLAGS } from "../helpers/server.ts";
+import { DENO, REPO, RUN_FLAGS, startTestServer } from "../helpers/server.ts";
 import { runCli, seedHome } from "./backup_fixture.ts";
 
 /** Spawns the writer and tracks its latest committed transaction number. */
@@ -68,6 +68,8 @@ Deno.test("a backup during active writes restores to a consistent committed pref
     } finally {
       db.close();
     }
+    // The server serves the home meanwhile (it holds the registry and state databases open).
+    const server = await startTestServer({ home });
     const writer = startWriter(home, agent.id, conv);
     let atStart = 0;
     let atEnd = 0;
@@ -80,6 +82,7 @@ Deno.test("a backup during active writes restores to a consistent committed pref
       atEnd = writer.committed();
     } finally {
       final = await writer.stop();
+      assertEquals(await server.stop(), 0);
     }
     assert(atEnd > atStart, `the writer kept committing during the backup (${atStart}→${atEnd})`);
 
