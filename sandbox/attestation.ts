@@ -110,6 +110,17 @@ export function processStartTime(pid: number): bigint | null {
   return stat === null ? null : parseStat(stat).startTime;
 }
 
+/** What each open fd of `pid` points to (`/proc/<pid>/fd/*` link targets). */
+export function openFdTargets(pid: number): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const fd of listNumericEntries(`/proc/${pid}/fd`)) {
+    const buf = new Uint8Array(4096);
+    const r = syscall("readlinkat", -100, cstr(`/proc/${pid}/fd/${fd}`), buf, buf.length);
+    if (r.ret > 0n) out.set(fd, new TextDecoder().decode(buf.subarray(0, Number(r.ret))));
+  }
+  return out;
+}
+
 /** Numeric directory entries (pids/tids) through getdents64; bounded. */
 function listNumericEntries(dir: string): number[] {
   const o = syscall("openat", -100, cstr(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);

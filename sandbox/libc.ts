@@ -73,6 +73,7 @@ const NR_TABLE = {
   execveat: [322, 281],
   bind: [49, 200],
   readlinkat: [267, 78],
+  fallocate: [285, 47],
 } as const;
 
 export type SyscallName = keyof typeof NR_TABLE;

@@ -199,15 +199,23 @@ export async function spawnConfinedWorker<T>(
   const spec = (opts.command ?? productionWorkerCommand)(opts.runRoot, Deno.pid, denoDir);
   const env: Record<string, string> = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
   if (denoDir !== null) env.DENO_DIR = denoDir;
-  const child = new Deno.Command(spec.executable, {
-    args: spec.args,
-    clearEnv: true,
-    env,
-    cwd: opts.runRoot,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: opts.stderr ?? "null",
-  }).spawn();
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(spec.executable, {
+      args: spec.args,
+      clearEnv: true,
+      env,
+      cwd: opts.runRoot,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: opts.stderr ?? "null",
+    }).spawn();
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.PermissionDenied) {
+      throw new AppError("sandbox_unavailable", `spawn failed: ${err.name}`);
+    }
+    throw err;
+  }
   const pid = child.pid;
   const reader = new NdjsonReader(child.stdout);
   const writer = new NdjsonWriter(child.stdin);

@@ -3,10 +3,11 @@
  * sequence attempts each escape; the test asserts the exact errno. A breach is
  * any errno other than the expected one (0 means the attempt succeeded).
  */
-import { assertEquals } from "../helpers/assert.ts";
+import { assert, assertEquals } from "../helpers/assert.ts";
 import { spawnConfinedWorker } from "../../runtime/worker/supervisor.ts";
 import { IPC_PROTOCOL_VERSION } from "../../runtime/protocol/ipc.ts";
-import { parseStatus, readProcSnapshot } from "../../sandbox/attestation.ts";
+import { openFdTargets, parseStatus, readProcSnapshot } from "../../sandbox/attestation.ts";
+import { cstr, O_RDONLY, syscall } from "../../sandbox/libc.ts";
 import { readProcText } from "../../sandbox/procfs.ts";
 import {
   WORKER_RLIMIT_AS_BYTES,
@@ -81,6 +82,9 @@ Deno.test("a confined Worker fails every escape attempt with the exact errno", a
     Deno.writeTextFileSync(`${sb.base}/outside/secret.txt`, "secret");
     Deno.writeTextFileSync(`${sb.runRoot}/input/msg.txt`, "hello");
     Deno.symlinkSync(`${sb.base}/outside/secret.txt`, `${sb.runRoot}/input/link`);
+    // A descriptor the Control Plane leaked without O_CLOEXEC must not reach stage 2.
+    const leaked = syscall("openat", -100, cstr(`${sb.base}/outside/secret.txt`), O_RDONLY, 0);
+    assert(leaked.ret >= 0n);
     const log = recordingLogger();
     const w = await spawnConfinedWorker({
       runRoot: sb.runRoot,
@@ -105,6 +109,8 @@ Deno.test("a confined Worker fails every escape attempt with the exact errno", a
     // Every thread that exists now (including ones created after confinement).
     const snap = readProcSnapshot(w.pid);
     const limits = readProcText(`/proc/${w.pid}/limits`) ?? "";
+    const fds = openFdTargets(w.pid);
+    syscall("close", Number(leaked.ret));
     await w.cancel();
     const exit = await w.exited;
 
@@ -122,6 +128,17 @@ Deno.test("a confined Worker fails every escape attempt with the exact errno", a
       );
     }
     assertEquals(snap.tasks.size > 1, true);
+    // Only stdio is inherited: every other descriptor is the runtime's own
+    // (anonymous inodes, its signal socketpair) or a dup of stdio — never a file.
+    const stdio = new Set([0, 1, 2].map((fd) => fds.get(fd)));
+    for (const [fd, target] of fds) {
+      assert(stdio.has(target) || !target.startsWith("/"), `fd ${fd} -> ${target}`);
+    }
+    assertEquals([0, 1, 2].map((fd) => fds.get(fd)?.startsWith("pipe:") ?? false), [
+      true,
+      true,
+      false, // stderr: /dev/null in production
+    ]);
     // rlimits [SB-1]: soft = hard = the bound from runtime/limits.ts.
     for (
       const [label, value] of [
@@ -146,6 +163,33 @@ Deno.test("a confined Worker fails every escape attempt with the exact errno", a
     listener.close();
     unixListener.close();
     await acceptLoop.catch(() => undefined);
+    sb.cleanup();
+  }
+});
+
+Deno.test("the fd step is what keeps a leaked descriptor out of stage 2 (control)", async () => {
+  const sb = makeSandboxDirs();
+  const secret = `${sb.base}/outside/secret.txt`;
+  Deno.writeTextFileSync(secret, "secret");
+  const leaked = syscall("openat", -100, cstr(secret), O_RDONLY, 0);
+  try {
+    const spawnWith = async (fault?: string) => {
+      const w = await spawnConfinedWorker({
+        runRoot: `${sb.runRoot}`,
+        deadlineMs: 30_000,
+        log: recordingLogger(),
+        parseFrame: anyFrame,
+        command: probeCommand(fault),
+        removeRunRoot: false,
+      });
+      const targets = [...openFdTargets(w.pid).values()];
+      await w.kill("killed");
+      return targets.includes(secret);
+    };
+    assertEquals(await spawnWith("keep_inherited_fds"), true);
+    assertEquals(await spawnWith(), false);
+  } finally {
+    syscall("close", Number(leaked.ret));
     sb.cleanup();
   }
 });

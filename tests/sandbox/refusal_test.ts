@@ -5,7 +5,7 @@
  * Every refusal rejects `spawnConfinedWorker` (no handle, so no Run) and the
  * refused process is already dead.
  */
-import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { assert, assertEquals, assertMatch, assertRejects } from "../helpers/assert.ts";
 import { AppError } from "../../runtime/errors.ts";
 import { spawnConfinedWorker, type WorkerCommandSpec } from "../../runtime/worker/supervisor.ts";
 import { readProcText } from "../../sandbox/procfs.ts";
@@ -133,4 +133,17 @@ Deno.test("a Control Plane already under a seccomp filter still verifies its Wor
   assertEquals(out.code, 0);
   const report = JSON.parse(new TextDecoder().decode(out.stdout));
   assertEquals(report, { attested: "sandbox.attestation", filters: "2" });
+});
+
+Deno.test("a Run root that does not exist means no Worker at all", async () => {
+  const err = await assertRejects(() =>
+    spawnConfinedWorker({
+      runRoot: `/nonexistent-${crypto.randomUUID()}`,
+      deadlineMs: 30_000,
+      log: recordingLogger(),
+      parseFrame: anyFrame,
+    })
+  );
+  assert(err instanceof AppError);
+  assertEquals(err.code, "sandbox_unavailable");
 });
