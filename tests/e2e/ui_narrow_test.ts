@@ -1,0 +1,72 @@
+/**
+ * [UI-1] narrow screens (390×844): navigation and Run details are overlays
+ * that exclude each other, nothing overflows horizontally, and the chat works.
+ */
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { text } from "../../tools/fake_ollama/scenarios.ts";
+import type { Page } from "../helpers/browser.ts";
+import {
+  createAgent,
+  createConversation,
+  ensureNav,
+  openLoggedIn,
+  send,
+  startUiEnv,
+} from "./_ui_support.ts";
+
+function inViewport(page: Page, selector: string) {
+  return page.$eval(selector, (el) => {
+    const r = el.getBoundingClientRect();
+    return r.left >= -1 && r.right <= innerWidth + 1 && r.width > 0;
+  });
+}
+
+Deno.test("on a narrow screen nav and run details are mutually exclusive overlays", async () => {
+  const env = await startUiEnv();
+  try {
+    const { page, errors } = await openLoggedIn(env, { width: 390, height: 844 });
+    assertEquals(await inViewport(page, "[data-testid=sidebar]"), false, "nav hidden at first");
+    await createAgent(page, "Pocket");
+    await createConversation(page);
+    env.ollama.enqueue(text("Small screen, **fine** answer.", { frameDelayMs: 5 }));
+    await send(page, "hello from a phone");
+    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 20_000 });
+    assertEquals(await page.textContent("[data-testid=assistant-markdown] strong"), "fine");
+    assert(
+      await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth),
+      "no horizontal overflow",
+    );
+
+    await ensureNav(page);
+    assertEquals(await inViewport(page, "[data-testid=sidebar]"), true);
+    assertEquals(await page.$("[data-testid=run-details]"), null);
+    await page.click(".nav-scrim", { position: { x: 370, y: 400 } });
+    await page.waitForSelector(".workspace:not(.nav-open)");
+
+    await page.click("[data-testid=toggle-details]");
+    await page.waitForSelector("[data-testid=run-details]");
+    assertEquals(await inViewport(page, "[data-testid=run-details]"), true);
+    assertEquals(await page.$(".workspace.nav-open"), null, "details closed the nav");
+    await page.waitForSelector("[data-testid=timeline-event]");
+    await page.click("[data-testid=close-details]");
+    await page.waitForSelector("[data-testid=run-details]", { state: "detached" });
+
+    // Opening the nav from the top bar while details are open would close them; the details
+    // overlay covers the whole width, so the nav button is only reachable once they are closed.
+    await page.click("[data-testid=toggle-details]");
+    await page.waitForSelector("[data-testid=run-details]");
+    assertEquals(await inViewport(page, "[data-testid=run-details]"), true);
+    assertEquals(
+      await page.evaluate(() => {
+        const b = document.querySelector("[data-testid=open-nav]")!.getBoundingClientRect();
+        const top = document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2);
+        return top?.closest("[data-testid=run-details]") !== null;
+      }),
+      true,
+      "the details overlay covers the nav button",
+    );
+    assertEquals(errors, []);
+  } finally {
+    await env.close();
+  }
+});

@@ -1,0 +1,78 @@
+/**
+ * Controlling a live Run from the browser [UI-1, UI-2, UI-4, EV-3]: the Stop
+ * button and the Esc key cancel the active Run (the Turn shows its safe
+ * terminal summary and "Retry" refills the draft), and reloading the page
+ * while a Run streams re-attaches to it and sees it finish.
+ */
+import { assertEquals, assertMatch } from "../helpers/assert.ts";
+import { text } from "../../tools/fake_ollama/scenarios.ts";
+import { createAgent, createConversation, openLoggedIn, send, startUiEnv } from "./_ui_support.ts";
+
+const SLOW = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
+
+Deno.test("Stop and Esc cancel the active run, and Retry refills the draft", async () => {
+  const env = await startUiEnv();
+  try {
+    const { page, errors } = await openLoggedIn(env);
+    await createAgent(page, "Stopper");
+    await createConversation(page);
+
+    env.ollama.enqueue(text(SLOW, { frameDelayMs: 150 }));
+    await send(page, "please stream slowly");
+    await page.waitForFunction(() =>
+      (document.querySelector("[data-testid=live-text]")?.textContent ?? "").includes("word1")
+    );
+    await page.click("[data-testid=stop-run]");
+    const cancelled = await page.waitForSelector(
+      "[data-testid=turn][data-state=cancelled] [data-testid=turn-terminal]",
+      { timeout: 15_000 },
+    );
+    assertMatch(await cancelled.textContent() ?? "", /Cancelled/);
+    // Partial output is never shown as a committed answer.
+    assertEquals(await page.$("[data-testid=assistant-markdown]"), null);
+    await page.click("[data-testid=retry]");
+    assertEquals(await page.inputValue("[data-testid=composer-input]"), "please stream slowly");
+
+    env.ollama.enqueue(text(SLOW, { frameDelayMs: 150 }));
+    await page.press("[data-testid=composer-input]", "Enter");
+    await page.waitForFunction(() =>
+      (document.querySelector("[data-testid=turn]:last-child [data-testid=live-text]")
+        ?.textContent ?? "").includes("word1")
+    );
+    await page.keyboard.press("Escape");
+    await page.waitForFunction(
+      () => document.querySelectorAll("[data-testid=turn][data-state=cancelled]").length === 2,
+      undefined,
+      { timeout: 15_000 },
+    );
+    assertEquals(errors, []);
+  } finally {
+    await env.close();
+  }
+});
+
+Deno.test("reloading the page during a run re-attaches to it and shows the finished answer", async () => {
+  const env = await startUiEnv();
+  try {
+    const { page, errors } = await openLoggedIn(env);
+    await createAgent(page, "Reloader");
+    await createConversation(page);
+    env.ollama.enqueue(text(`Start ${SLOW} **end**`, { frameDelayMs: 60 }));
+    await send(page, "stream while I reload");
+    await page.waitForFunction(() =>
+      (document.querySelector("[data-testid=live-text]")?.textContent ?? "").includes("word3")
+    );
+    await page.reload();
+    // Same conversation (from the URL), the running Turn, and live text again.
+    await page.waitForSelector("[data-testid=turn][data-state=running]", { timeout: 10_000 });
+    await page.waitForFunction(() =>
+      (document.querySelector("[data-testid=live-text]")?.textContent ?? "").length > 0
+    );
+    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 20_000 });
+    assertEquals(await page.textContent("[data-testid=assistant-markdown] strong"), "end");
+    assertEquals(await page.textContent("[data-testid=user-message]"), "stream while I reload");
+    assertEquals(errors, []);
+  } finally {
+    await env.close();
+  }
+});
