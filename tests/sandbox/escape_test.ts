@@ -9,6 +9,7 @@ import { IPC_PROTOCOL_VERSION } from "../../runtime/protocol/ipc.ts";
 import { openFdTargets, parseStatus, readProcSnapshot } from "../../sandbox/attestation.ts";
 import { cstr, O_RDONLY, syscall } from "../../sandbox/libc.ts";
 import { readProcText } from "../../sandbox/procfs.ts";
+import { SECUREBITS_LOCKED } from "../../sandbox/capabilities.ts";
 import {
   WORKER_RLIMIT_AS_BYTES,
   WORKER_RLIMIT_CPU_S,
@@ -63,6 +64,8 @@ const EXPECTED: Record<string, number> = {
   fchmod_stdout: EPERM,
   setsid: EPERM,
   prlimit_parent: EPERM,
+  // The suite runs as root — the [SB-7] case: securebits are locked.
+  securebits: SECUREBITS_LOCKED,
   nofile_exhausted: EMFILE,
   survived_event_loop_block: 0,
 };
@@ -115,7 +118,11 @@ Deno.test("a confined Worker fails every escape attempt with the exact errno", a
     const exit = await w.exited;
 
     assertEquals(reply?.type, "probe.result");
-    assertEquals(reply?.results, EXPECTED);
+    const results = (reply?.results ?? {}) as Record<string, unknown>;
+    assertEquals(Object.keys(results).sort(), Object.keys(EXPECTED).sort());
+    for (const [probe, expected] of Object.entries(EXPECTED)) {
+      assertEquals(results[probe], expected, `breach or wrong errno: ${probe}`);
+    }
     assertEquals(accepted, 0);
     assertEquals(exit.code, 0);
     if (snap === null) throw new Error("worker vanished before inspection");

@@ -159,6 +159,8 @@ export async function runProbes(req: ProbeRequest): Promise<Record<string, numbe
   );
   r.fchmod_stdout = errnoOf(syscall("fchmod", 1, 0o777));
   r.setsid = errnoOf(syscall("setsid"));
+  // Not an errno: the securebits value itself (locked NOROOT etc. survive execve).
+  r.securebits = Number(syscall("prctl", 27, 0, 0, 0, 0).ret);
   r.prlimit_parent = errnoOf(syscall("prlimit64", parent, 7, null, new Uint8Array(16)));
   r.nofile_exhausted = exhaustFds(req.inside_file);
   // Block the event loop past Deno's lazy signal-machinery threshold (~0.5 s):
