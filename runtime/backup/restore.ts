@@ -85,12 +85,14 @@ function checkStagedDatabase(stagingRoot: string, path: string): ManifestDatabas
   const abs = `${stagingRoot}/${path}`;
   const head = new Uint8Array(16);
   const f = Deno.openSync(abs, { read: true });
+  let n: number;
   try {
-    if ((f.readSync(head) ?? 0) !== 16) throw new ArchiveError("database_corrupt", "short");
+    n = f.readSync(head) ?? 0;
   } finally {
     f.close();
   }
-  if (new TextDecoder().decode(head) !== SQLITE_MAGIC) {
+  // An empty file is a valid empty database (an Agent caught mid-creation by a backup).
+  if (n !== 0 && (n !== 16 || new TextDecoder().decode(head) !== SQLITE_MAGIC)) {
     throw new ArchiveError("database_corrupt", "magic");
   }
   let userVersion: number;

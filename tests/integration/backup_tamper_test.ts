@@ -284,6 +284,25 @@ Deno.test("tampered archives are refused with the exact reason and nothing in th
         assert(r.applied && r.recoveryRel !== null);
       },
     );
+
+    await t.step("an empty database file (an Agent caught mid-creation) is accepted", () => {
+      const list = entries(f);
+      const e = find(list, isState);
+      e.data = new Uint8Array(0);
+      e.header.size = 0;
+      refreshManifest(list, (m) => {
+        for (const d of m.databases) if (d.path === e.header.path) d.user_version = 0;
+      });
+      const file = `${f.scratch}/empty-db.tar`;
+      Deno.writeFileSync(file, writeEntries(list));
+      const home = makeTempHome();
+      try {
+        const r = restoreBackup({ root: home, file, apply: true });
+        assert(r.databases.some((d) => d.path === e.header.path && d.user_version === 0));
+      } finally {
+        Deno.removeSync(home, { recursive: true });
+      }
+    });
   } finally {
     Deno.removeSync(f.target, { recursive: true });
     Deno.removeSync(f.scratch, { recursive: true });
