@@ -52,7 +52,8 @@ export async function backupCommand(argv: string[]): Promise<number> {
     );
     if (r.skipped.length > 0) {
       console.log(
-        `Skipped ${r.skipped.length} entries a backup cannot hold ` +
+        `Skipped ${r.skipped.length} ${r.skipped.length === 1 ? "entry" : "entries"} ` +
+          `a backup cannot hold ` +
           `(symbolic links, special files, or names that are not valid UTF-8 paths):`,
       );
       // SECURITY: names come from Agent workspaces; JSON escaping keeps control bytes inert.
