@@ -85,6 +85,15 @@ export interface LandlockPolicyInput {
   codeRoots: readonly string[];
   /** The Run root (read-only). */
   runRoot: string;
+  /**
+   * `/proc/<own pid>` (read-only, not executable). The pid survives the
+   * stage-2 execve, so this names the Worker's own entries only: glibc reads
+   * `/proc/self/maps` for the main thread's stack bounds (Deno's parser needs
+   * them when it must transpile), and nothing in it reaches another process.
+   * Magic links (`root`, `cwd`, `fd/*`) resolve to their targets, which this
+   * rule does not cover.
+   */
+  ownProcDir: string;
 }
 
 export type PlanResult = { ok: true; plan: LandlockPlan } | { ok: false; reason: string };
@@ -99,12 +108,16 @@ export function planLandlock(input: LandlockPolicyInput): PlanResult {
     return { ok: false, reason: "landlock roots must be absolute" };
   }
   if (all.some((p) => p === "/")) return { ok: false, reason: "landlock root / refused" };
+  if (!/^\/proc\/[1-9][0-9]*$/.test(input.ownProcDir)) {
+    return { ok: false, reason: "ownProcDir must be /proc/<pid>" };
+  }
   const handledFs = handledFsForAbi(input.abi);
   const rules: LandlockRule[] = [
     { path: input.executable, access: READ_EXEC, optional: false },
     ...input.systemRoots.map((path) => ({ path, access: READ_EXEC, optional: true })),
     ...input.codeRoots.map((path) => ({ path, access: READ_EXEC, optional: false })),
     { path: input.runRoot, access: READ_ONLY, optional: false },
+    { path: input.ownProcDir, access: READ_ONLY, optional: false },
   ];
   return {
     ok: true,

@@ -82,8 +82,6 @@ const CODE_ENTRIES = [
   "ui",
   "node_modules",
 ];
-/** Deno module-cache subdirectories that hold code (transpiled and npm). */
-const DENO_DIR_ENTRIES = ["gen", "remote", "npm"];
 /** Minimal system libraries for the dynamic loader and libc FFI. */
 export const SYSTEM_ROOTS = ["/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cache"];
 
@@ -147,9 +145,10 @@ function stage1Inputs(runRoot: string, parent: number, denoDir: string | null, e
     }
     if (denoDir !== null && denoDir.startsWith("/")) {
       stage2Env.DENO_DIR = denoDir;
-      for (const e of DENO_DIR_ENTRIES) {
-        if (statx(-100, `${denoDir}/${e}`, 0).ok) codeRoots.push(`${denoDir}/${e}`);
-      }
+      // Only this repository's transpiled modules (the cache mirrors source
+      // paths under gen/file/), not the operator's cache of other projects.
+      // Stage 1 loads the same graph, so it has just written these entries.
+      codeRoots.push(`${denoDir}/gen/file${repo}`);
     }
     stage2Argv = [
       executable,

@@ -24,6 +24,7 @@ const input = {
   systemRoots: ["/lib", "/etc/ld.so.cache"],
   codeRoots: ["/src/runtime"],
   runRoot: "/home/op/.runtime/agents/a/runs/r",
+  ownProcDir: "/proc/4242",
 };
 
 Deno.test("planLandlock() refuses an ABI below 6 instead of degrading", () => {
@@ -50,6 +51,15 @@ Deno.test("planLandlock() makes the Run root readable but not executable", () =>
   assertEquals(run?.access, READ_ONLY);
   assertEquals(READ_ONLY & FS_EXECUTE, 0);
   assertEquals(READ_ONLY, FS_READ_FILE | FS_READ_DIR);
+});
+
+Deno.test("planLandlock() grants only the Worker's own /proc/<pid>, read-only", () => {
+  const r = planLandlock({ ...input, abi: 7 });
+  assert(r.ok);
+  assertEquals(r.plan.rules.find((x) => x.path === "/proc/4242")?.access, READ_ONLY);
+  for (const bad of ["/proc", "/proc/self", "/proc/1/..", "/proc/0"]) {
+    assertEquals(planLandlock({ ...input, abi: 7, ownProcDir: bad }).ok, false, bad);
+  }
 });
 
 Deno.test("planLandlock() refuses relative roots and the filesystem root", () => {
