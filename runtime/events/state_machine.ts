@@ -108,6 +108,13 @@ export function step(s: MachineState, kind: EventKind, payload: Record<string, u
       if (s.openTool === null || payload.call_id !== s.openTool) return bad("unpaired tool call");
       n.openTool = null;
       return { ok: true, state: n };
+    case "permission.requested":
+    case "permission.decided":
+      // An approval belongs to the open tool call it gates.
+      if (s.openTool === null || payload.call_id !== s.openTool) {
+        return bad("approval outside tool");
+      }
+      return { ok: true, state: n };
     case "permission.denied":
       if (s.openCall !== null) return bad("permission inside call");
       return { ok: true, state: n };

@@ -101,6 +101,18 @@ export const PAYLOADS = {
     projection: z.enum(["inline", "receipt", "error"]),
     elapsed_ms: Ms,
   }).strict(),
+  "permission.requested": z.object({
+    permission_id: IdSchema,
+    call_id: CallIdSchema,
+    tool_id: ToolIdSchema,
+    preview: z.string().max(4096),
+    plan_digest: z.string().regex(/^[0-9a-f]{64}$/),
+  }).strict(),
+  "permission.decided": z.object({
+    permission_id: IdSchema,
+    call_id: CallIdSchema,
+    decision: z.enum(["approve", "deny", "expired"]),
+  }).strict(),
   "permission.denied": z.object({
     call_id: CallIdSchema,
     tool_id: ToolIdSchema,

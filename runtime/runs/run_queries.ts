@@ -172,6 +172,8 @@ export function createRunQueries(runs: RunService) {
       if (!decidePermission(db, id, decision === "approve" ? "approved" : "denied", Date.now())) {
         throw new AppError("permission_not_found");
       }
+      // Wakes the waiting Run; a Run that already ended expired its rows in its terminal.
+      runs.approvals.decide(agentId, id, decision);
       return { id, state: decision === "approve" ? "approved" : "denied" };
     },
   };

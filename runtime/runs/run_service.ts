@@ -52,6 +52,7 @@ import {
   pageTurns,
 } from "../store/agent_state_store.ts";
 import {
+  expirePermissions,
   getRun,
   insertRun,
   listEvents,
@@ -66,14 +67,18 @@ import { sealCatalog, type ToolCatalog } from "../tools/catalog.ts";
 import { type EffectiveToolSet, resolveToolSet } from "../tools/policy.ts";
 import { spawnConfinedWorker, type WorkerHandle } from "../worker/supervisor.ts";
 import { readInstructionFile } from "../workspace/instruction_file.ts";
+import { Approvals } from "./approvals.ts";
 import { RunRecorder, type Terminal } from "./run_recorder.ts";
+import type { ApprovalContext } from "./tool_call.ts";
 import { driveTurn } from "./turn_driver.ts";
 
 /** Completed Turns read for history per Run (collapse keeps what fits). */
 export const HISTORY_TURNS_READ_MAX = 256;
 /** Grace for a Worker to report `cancelled` before it is killed. */
 export const CANCEL_GRACE_MS = 2000;
-export const PROTOCOL_FEATURES = ["ipc-v2", "tool-refs", "finalize-marker"];
+export const PROTOCOL_FEATURES = ["ipc-v2", "tool-refs", "finalize-marker", "approvals"];
+/** exec/run needs the runner sandbox [TL-7], which this build does not dispatch to: deny it. */
+const NO_RUNNER_RULES = [{ tool_id: "exec/run", decision: "deny" as const }];
 
 type AbortReason = "user" | "shutdown" | "deadline" | "agent_upgrade" | "agent_delete";
 
@@ -118,6 +123,7 @@ export function createRunService(opts: RunServiceOptions) {
   const catalog = opts.catalog ?? sealCatalog();
   const deadlineMs = opts.deadlineMs ?? RUN_DEADLINE_MS;
   const hub = new LiveHub();
+  const approvals = new Approvals();
   const active = new Map<string, ActiveRun>();
   /** Plans of recent Runs for inspection [CX-4]; bounded like the live hub. */
   const plans = new Map<string, ContextPlan>();
@@ -162,10 +168,10 @@ export function createRunService(opts: RunServiceOptions) {
 
   function toolsetFor(toolsCapable: boolean): EffectiveToolSet {
     const rules = toolsCapable
-      ? []
+      ? NO_RUNNER_RULES
       : catalog.specs.map((s) => ({ tool_id: s.id, decision: "deny" as const }));
-    // Runs have no approval channel yet: `ask` is non-interactive ⇒ deny [TL-1].
-    return resolveToolSet({ catalog, rules, interactive: false, id: crypto.randomUUID() });
+    // Browser Runs are interactive: `ask` tools wait for the operator's approval [TL-2].
+    return resolveToolSet({ catalog, rules, interactive: true, id: crypto.randomUUID() });
   }
 
   function usageScope(modelId: string, toolset: EffectiveToolSet): string {
@@ -325,6 +331,13 @@ export function createRunService(opts: RunServiceOptions) {
         snapshot,
         scope: usageScope(modelId, p.toolset),
         deadline: at + deadlineMs,
+        approvals: {
+          approvals,
+          agentId,
+          generation: admission.generation,
+          generationCurrent: () => opts.agents.isCurrentGeneration(agentId, admission.generation),
+          receipts: new Map(),
+        },
       }).finally(() => {
         active.delete(runId);
         admission.release();
@@ -346,6 +359,7 @@ export function createRunService(opts: RunServiceOptions) {
       snapshot: TurnRuntimeSnapshot;
       scope: string;
       deadline: number;
+      approvals: ApprovalContext;
     },
   ): Promise<void> {
     const rootRel = `${agentRuntimeRel(run.agentId)}/runs/${run.runId}`;
@@ -360,7 +374,11 @@ export function createRunService(opts: RunServiceOptions) {
         await worker.send({ v: 2, type: "cancel", reason: cancelFrameReason(run.reason) });
       }
       terminal = await driveTurn({
-        send: (f) => worker.send(f),
+        // A Worker that already exited (cancel, crash) shows up as end of input on receive.
+        send: (f) =>
+          worker.send(f).catch((err) => {
+            if (!(err instanceof Deno.errors.BrokenPipe)) throw err;
+          }),
         receive: (ms) => worker.receive(ms),
       }, {
         snapshot: x.snapshot,
@@ -375,6 +393,7 @@ export function createRunService(opts: RunServiceOptions) {
         signal: run.controller.signal,
         abortReason: () => run.reason,
         scope: x.scope,
+        approvals: x.approvals,
       });
     } catch (err) {
       if (err instanceof AppError) {
@@ -499,6 +518,7 @@ export function createRunService(opts: RunServiceOptions) {
             retryable: true,
           }, at);
           usageCloseRun(db, run.id, at);
+          expirePermissions(db, run.id, at);
         });
       }
       unknown += operationsOutcomeUnknown(db, at);
@@ -518,6 +538,7 @@ export function createRunService(opts: RunServiceOptions) {
   return {
     hub,
     plans,
+    approvals,
     submit,
     cancel,
     cancelAgentWork,

@@ -16,10 +16,16 @@ import { openWorkspaceRoot } from "../../sandbox/fs_anchor.ts";
 import type { ToolSpec } from "../tools/catalog.ts";
 import { fileGlob } from "../tools/file_glob.ts";
 import { fileGrep } from "../tools/file_grep.ts";
-import { fileReadText } from "../tools/file_read_text.ts";
+import { fileReadText, type ReadReceipt } from "../tools/file_read_text.ts";
+import { prepareEdit, type PrepareResult } from "../tools/file_edit.ts";
+import { prepareWrite } from "../tools/file_write.ts";
+import { commitMutation } from "../tools/mutation_commit.ts";
+import type { MutationBinding, MutationPlan } from "../tools/mutation_plan.ts";
 import { fileStat } from "../tools/file_stat.ts";
 
-export type ToolExecResult = { ok: true; text: string } | { ok: false; code: ErrorCode };
+export type ToolExecResult =
+  | { ok: true; text: string; receipt?: ReadReceipt }
+  | { ok: false; code: ErrorCode };
 
 /** The tools this executor dispatches, each with its executor identity (operation ledger). */
 export const READ_TOOL_EXECUTORS: Readonly<Record<string, string>> = Object.freeze({
@@ -47,14 +53,17 @@ function run(toolId: string, dir: string, args: Args): ToolExecResult {
           offset: args.offset as number | undefined,
         });
         if (!r.ok) return r;
-        return ok({
-          path: r.path,
-          text: r.text,
-          next_offset: r.next_offset,
-          truncated: r.receipt.truncated,
-          content_digest: r.receipt.content_digest,
-          range: r.receipt.range,
-        });
+        return {
+          ...ok({
+            path: r.path,
+            text: r.text,
+            next_offset: r.next_offset,
+            truncated: r.receipt.truncated,
+            content_digest: r.receipt.content_digest,
+            range: r.receipt.range,
+          }),
+          receipt: r.receipt,
+        };
       }
       case "file/glob": {
         const r = fileGlob(o.root, { pattern: args.pattern as string });
@@ -83,8 +92,66 @@ function run(toolId: string, dir: string, args: Args): ToolExecResult {
   }
 }
 
-function ok(value: unknown): ToolExecResult {
+function ok(value: unknown): { ok: true; text: string } {
   return { ok: true, text: canonicalJson(value) };
+}
+
+/** Mutation tools: planned (with preview) before approval, committed after it [TL-6]. */
+export const MUTATION_TOOL_EXECUTORS: Readonly<Record<string, string>> = Object.freeze({
+  "file/edit": "control-plane/file_edit/v1",
+  "file/write": "control-plane/file_write/v1",
+});
+
+/** Plans a file/edit or file/write: the exact diff preview the operator approves. */
+export function prepareMutation(
+  toolId: string,
+  workspaceDir: string,
+  args: Args,
+  receipt: ReadReceipt | null,
+  binding: MutationBinding,
+): PrepareResult {
+  const o = openWorkspaceRoot(workspaceDir);
+  if (!o.ok) return o;
+  try {
+    if (toolId === "file/edit") {
+      return prepareEdit(o.root, {
+        path: args.path as string,
+        old_text: args.old_text as string,
+        new_text: args.new_text as string,
+      }, { receipt, binding });
+    }
+    if (toolId === "file/write") {
+      return prepareWrite(o.root, { path: args.path as string, content: args.content as string }, {
+        receipt,
+        binding,
+      });
+    }
+    return { ok: false, code: "tool_denied" };
+  } finally {
+    o.root.close();
+  }
+}
+
+/** Commits an approved plan; the binding of the dispatch must equal the plan's. */
+export function commitApproved(
+  workspaceDir: string,
+  plan: MutationPlan,
+  binding: MutationBinding,
+): ToolExecResult {
+  const o = openWorkspaceRoot(workspaceDir);
+  if (!o.ok) return o;
+  try {
+    const r = commitMutation(o.root, plan, { binding });
+    if (!r.ok) return r;
+    return ok({
+      path: r.path,
+      outcome: r.outcome,
+      bytes: r.bytes,
+      content_digest: r.content_digest,
+    });
+  } finally {
+    o.root.close();
+  }
 }
 
 /** Executes `spec` with validated `args` against the Agent's workspace directory. */

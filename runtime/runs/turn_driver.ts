@@ -23,9 +23,9 @@ import { AppError, type ErrorCode } from "../errors.ts";
 import { admit, makeReceipt, render, type ToolExchange } from "../context/admission.ts";
 import type { ContextPlan } from "../context/plan.ts";
 import { narrowedToolset } from "../kernel/harness_kernel.ts";
-import { IPC_REPLY_TIMEOUT_MS, OPERATION_LEDGER_ROWS_MAX } from "../limits.ts";
+import { IPC_REPLY_TIMEOUT_MS } from "../limits.ts";
 import type { Logger } from "../log.ts";
-import type { ChatOutcome, ModelBroker, ToolCall } from "../model/types.ts";
+import type { ChatOutcome, ModelBroker } from "../model/types.ts";
 import { canonicalJson, domainDigest } from "../protocol/digest.ts";
 import type {
   ControlToWorker,
@@ -33,20 +33,11 @@ import type {
   TurnRuntimeSnapshot,
   WorkerToControl,
 } from "../protocol/worker_frames.ts";
-import {
-  operationDispatched,
-  operationIntent,
-  operationOutcome,
-  operationRefused,
-  trimOperations,
-  usageFinished,
-  usageStarted,
-} from "../store/run_store.ts";
+import { usageFinished, usageStarted } from "../store/run_store.ts";
 import { toolIdFromProviderName } from "../tools/catalog.ts";
-import { validateToolArgs } from "../tools/policy.ts";
-import { newProjectionBudget, projectToolResult } from "../tools/projection.ts";
+import { newProjectionBudget } from "../tools/projection.ts";
 import { JournalUnavailable, type RunRecorder, type Terminal } from "./run_recorder.ts";
-import { executeReadTool, READ_TOOL_EXECUTORS } from "./tool_exec.ts";
+import { type ApprovalContext, type Pending, runToolCall } from "./tool_call.ts";
 
 /** The Control Plane's view of a Worker's IPC channel. */
 export interface WorkerChannel {
@@ -72,11 +63,8 @@ export interface TurnContext {
   abortReason(): "user" | "shutdown" | "deadline" | "agent_upgrade" | "agent_delete" | null;
   /** Usage-ledger calibration scope [CX-5]. */
   scope: string;
-}
-
-interface Pending {
-  ref: ToolCallRef;
-  call: ToolCall;
+  /** Approvals of `ask` tools [TL-2]; absent ⇒ the Run is non-interactive. */
+  approvals?: ApprovalContext;
 }
 
 type Stage = "model" | "context" | "tool" | "worker" | "journal";
@@ -159,7 +147,9 @@ export async function driveTurn(ch: WorkerChannel, ctx: TurnContext): Promise<Te
       ) return settle(fail("worker_protocol_error"));
       const p: Pending = pending;
       pending = null;
-      const r = runTool(ctx, p, budget);
+      const r = await runToolCall(ctx, p, budget);
+      // Cancelled while waiting (e.g. on an approval): the Worker already has its cancel frame.
+      if (cancelled()) continue;
       if (r.fatal) finalCode = { code: r.fatal, stage: "tool" };
       executed.push({
         call: p.call,
@@ -429,76 +419,4 @@ function guard(
     }
     inner.abort();
   }
-}
-
-type ToolRun =
-  | { ok: true; digest: string; projection: string; fatal: ErrorCode | null }
-  | { ok: false; code: ErrorCode; projection: string; fatal: ErrorCode | null };
-
-function runTool(
-  ctx: TurnContext,
-  p: Pending,
-  budget: ReturnType<typeof newProjectionBudget>,
-): ToolRun {
-  const { db, recorder, now } = ctx;
-  const runId = ctx.snapshot.run_id;
-  const spec = ctx.plan.toolset.tools.find((t) => t.spec.id === p.ref.tool_id)?.spec;
-  const check = spec ? validateToolArgs(spec, p.call.arguments) : { ok: false as const };
-  const opId = crypto.randomUUID();
-  const executor = READ_TOOL_EXECUTORS[p.ref.tool_id] ?? null;
-  recorder.durable("tool.call.requested", {
-    call_id: p.ref.call_id,
-    tool_id: p.ref.tool_id,
-    args: check.ok ? check.args : {},
-    args_digest: p.ref.args_digest,
-  }, () => {
-    trimOperations(db, OPERATION_LEDGER_ROWS_MAX);
-    operationIntent(db, {
-      id: opId,
-      runId,
-      callId: p.ref.call_id,
-      toolId: p.ref.tool_id,
-      argsDigest: p.ref.args_digest,
-      now: now(),
-    });
-  });
-  const t0 = performance.now();
-  let result: { ok: true; text: string } | { ok: false; code: ErrorCode };
-  if (!spec || !check.ok) result = { ok: false, code: "tool_invalid_arguments" };
-  else if (executor === null) result = { ok: false, code: "tool_denied" };
-  else {
-    operationDispatched(db, opId, executor, now());
-    result = executeReadTool(spec, ctx.workspaceDir, check.args);
-  }
-  const canonical = result.ok ? result.text : canonicalJson({ error: result.code });
-  const proj = projectToolResult(p.ref.call_id, canonical, budget);
-  const digest = domainDigest("agent-builder/tool-result/v1", canonical);
-  const fatal: ErrorCode | null = proj.ok ? null : proj.code;
-  const projection = proj.ok ? proj.text : "";
-  recorder.durable("tool.call.completed", {
-    call_id: p.ref.call_id,
-    tool_id: p.ref.tool_id,
-    outcome: result.ok ? "ok" : "error",
-    code: result.ok ? null : result.code,
-    result: canonical,
-    result_bytes: new TextEncoder().encode(canonical).length,
-    result_digest: digest,
-    projection: !result.ok ? "error" : proj.ok && proj.kind === "receipt" ? "receipt" : "inline",
-    elapsed_ms: Math.max(0, Math.round(performance.now() - t0)),
-  }, () => {
-    if (executor !== null && spec && check.ok) {
-      operationOutcome(db, {
-        id: opId,
-        ok: result.ok,
-        resultDigest: result.ok ? digest : null,
-        code: result.ok ? null : result.code,
-        now: now(),
-      });
-    } else {
-      operationRefused(db, opId, result.ok ? "internal_error" : result.code, now());
-    }
-  });
-  return result.ok
-    ? { ok: true, digest, projection, fatal }
-    : { ok: false, code: result.code, projection, fatal };
 }

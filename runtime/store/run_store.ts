@@ -274,6 +274,22 @@ export interface PermissionRow {
   created_at: number;
 }
 
+export function insertPermission(
+  db: DatabaseSync,
+  p: { id: string; runId: string; callId: string; toolId: string; preview: string; now: number },
+): void {
+  db.prepare(
+    `INSERT INTO permissions (id, run_id, call_id, tool_id, state, preview, created_at)
+     VALUES (?, ?, ?, ?, 'pending', ?, ?)`,
+  ).run(p.id, p.runId, p.callId, p.toolId, p.preview, p.now);
+}
+
+export function countPendingPermissions(db: DatabaseSync): number {
+  return (db.prepare("SELECT count(*) AS n FROM permissions WHERE state = 'pending'").get() as {
+    n: number;
+  }).n;
+}
+
 export function pendingPermissions(db: DatabaseSync, limit: number): PermissionRow[] {
   return db.prepare(
     `SELECT id, run_id, call_id, tool_id, state, preview, created_at FROM permissions

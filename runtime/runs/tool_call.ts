@@ -1,0 +1,207 @@
+/**
+ * One tool call of a Run, executed by the Control Plane [TL-1..4, TL-6, TL-8].
+ *
+ * What this file enforces:
+ * - arguments are validated against the ToolSpec here (they never crossed
+ *   the IPC); an invalid call is a tool error the model sees, never executed;
+ * - the operation ledger records intent (with the `tool.call.requested`
+ *   event) → dispatched (executor identity) → outcome (with
+ *   `tool.call.completed`), each step in its own transaction, so a crash
+ *   leaves a `dispatched` row that recovery turns into `outcome_unknown`;
+ * - `allow` read tools run directly; `ask` mutation tools run only after an
+ *   approval: the plan (exact diff preview, bound to Agent generation, Run,
+ *   call id, path identity and digests) is persisted as a pending permission,
+ *   the Run waits for the browser's decision (or its own cancel/deadline), and
+ *   the commit re-checks the Agent generation; anything else is `tool_denied`;
+ * - at most PERMISSIONS_PENDING_MAX approvals are pending per Agent;
+ * - the model sees the [TL-3] projection of the canonical result.
+ */
+import type { ErrorCode } from "../errors.ts";
+import { OPERATION_LEDGER_ROWS_MAX, PERMISSIONS_PENDING_MAX } from "../limits.ts";
+import type { ToolCall } from "../model/types.ts";
+import { canonicalJson, domainDigest } from "../protocol/digest.ts";
+import type { ToolCallRef } from "../protocol/worker_frames.ts";
+import {
+  countPendingPermissions,
+  expirePermissions,
+  insertPermission,
+  operationDispatched,
+  operationIntent,
+  operationOutcome,
+  operationRefused,
+  trimOperations,
+} from "../store/run_store.ts";
+import type { ReadReceipt } from "../tools/file_read_text.ts";
+import { validateToolArgs } from "../tools/policy.ts";
+import { type ProjectionBudget, projectToolResult } from "../tools/projection.ts";
+import type { Approvals } from "./approvals.ts";
+import {
+  commitApproved,
+  executeReadTool,
+  MUTATION_TOOL_EXECUTORS,
+  prepareMutation,
+  READ_TOOL_EXECUTORS,
+  type ToolExecResult,
+} from "./tool_exec.ts";
+import type { TurnContext } from "./turn_driver.ts";
+
+export interface Pending {
+  ref: ToolCallRef;
+  call: ToolCall;
+}
+
+/** What an interactive Run needs to gate `ask` tools. */
+export interface ApprovalContext {
+  approvals: Approvals;
+  agentId: string;
+  generation: number;
+  /** False once the Agent was fenced for upgrade/delete. */
+  generationCurrent(): boolean;
+  /** `file/read_text` receipts of THIS Run by path (what a mutation must prove) [TL-6]. */
+  receipts: Map<string, ReadReceipt>;
+}
+
+export type ToolRun =
+  | { ok: true; digest: string; projection: string; fatal: ErrorCode | null }
+  | { ok: false; code: ErrorCode; projection: string; fatal: ErrorCode | null };
+
+export async function runToolCall(
+  ctx: TurnContext,
+  p: Pending,
+  budget: ProjectionBudget,
+): Promise<ToolRun> {
+  const { db, recorder, now } = ctx;
+  const runId = ctx.snapshot.run_id;
+  const tool = ctx.plan.toolset.tools.find((t) => t.spec.id === p.ref.tool_id);
+  const check = tool ? validateToolArgs(tool.spec, p.call.arguments) : { ok: false as const };
+  const opId = crypto.randomUUID();
+  recorder.durable("tool.call.requested", {
+    call_id: p.ref.call_id,
+    tool_id: p.ref.tool_id,
+    args: check.ok ? check.args : {},
+    args_digest: p.ref.args_digest,
+  }, () => {
+    trimOperations(db, OPERATION_LEDGER_ROWS_MAX);
+    operationIntent(db, {
+      id: opId,
+      runId,
+      callId: p.ref.call_id,
+      toolId: p.ref.tool_id,
+      argsDigest: p.ref.args_digest,
+      now: now(),
+    });
+  });
+  const t0 = performance.now();
+  let result: ToolExecResult;
+  let dispatched = false;
+  let expireOnClose = false;
+  const dispatch = (executor: string) => {
+    operationDispatched(db, opId, executor, now());
+    dispatched = true;
+  };
+  if (!tool || !check.ok) {
+    result = { ok: false, code: "tool_invalid_arguments" };
+  } else if (tool.decision === "allow" && Object.hasOwn(READ_TOOL_EXECUTORS, tool.spec.id)) {
+    dispatch(READ_TOOL_EXECUTORS[tool.spec.id]);
+    result = executeReadTool(tool.spec, ctx.workspaceDir, check.args);
+    if (result.ok && result.receipt) {
+      ctx.approvals?.receipts.set(result.receipt.path, result.receipt);
+    }
+  } else if (
+    tool.decision === "ask" && ctx.approvals &&
+    Object.hasOwn(MUTATION_TOOL_EXECUTORS, tool.spec.id)
+  ) {
+    const a = ctx.approvals;
+    const binding = {
+      agent_id: a.agentId,
+      generation: a.generation,
+      run_id: runId,
+      call_id: p.ref.call_id,
+    };
+    const path = typeof check.args.path === "string" ? check.args.path : "";
+    const prep = prepareMutation(
+      tool.spec.id,
+      ctx.workspaceDir,
+      check.args,
+      a.receipts.get(path) ?? null,
+      binding,
+    );
+    if (!prep.ok) result = prep;
+    else if (countPendingPermissions(db) >= PERMISSIONS_PENDING_MAX) {
+      result = { ok: false, code: "tool_denied" };
+    } else {
+      const permissionId = crypto.randomUUID();
+      recorder.durable("permission.requested", {
+        permission_id: permissionId,
+        call_id: p.ref.call_id,
+        tool_id: tool.spec.id,
+        preview: prep.preview,
+        plan_digest: prep.plan.plan_digest,
+      }, () =>
+        insertPermission(db, {
+          id: permissionId,
+          runId,
+          callId: p.ref.call_id,
+          toolId: tool.spec.id,
+          preview: prep.preview,
+          now: now(),
+        }));
+      const d = await a.approvals.wait(a.agentId, permissionId, ctx.signal);
+      recorder.durable("permission.decided", {
+        permission_id: permissionId,
+        call_id: p.ref.call_id,
+        decision: d === "aborted" ? "expired" : d,
+      });
+      if (d === "aborted") {
+        expireOnClose = true;
+        result = { ok: false, code: "run_cancelled" };
+      } else if (d === "deny") {
+        result = { ok: false, code: "tool_denied" };
+      } else if (!a.generationCurrent()) {
+        result = { ok: false, code: "approval_stale" };
+      } else {
+        dispatch(MUTATION_TOOL_EXECUTORS[tool.spec.id]);
+        result = commitApproved(ctx.workspaceDir, prep.plan, binding);
+      }
+    }
+  } else {
+    result = { ok: false, code: "tool_denied" };
+  }
+  const canonical = result.ok ? result.text : canonicalJson({ error: result.code });
+  const proj = projectToolResult(p.ref.call_id, canonical, budget);
+  const digest = domainDigest("agent-builder/tool-result/v1", canonical);
+  const fatal: ErrorCode | null = proj.ok ? null : proj.code;
+  const projection = proj.ok ? proj.text : "";
+  const failure: ErrorCode | null = result.ok ? null : result.code;
+  recorder.durable("tool.call.completed", {
+    call_id: p.ref.call_id,
+    tool_id: p.ref.tool_id,
+    outcome: failure === null ? "ok" : "error",
+    code: failure,
+    result: canonical,
+    result_bytes: new TextEncoder().encode(canonical).length,
+    result_digest: digest,
+    projection: failure !== null
+      ? "error"
+      : proj.ok && proj.kind === "receipt"
+      ? "receipt"
+      : "inline",
+    elapsed_ms: Math.max(0, Math.round(performance.now() - t0)),
+  }, () => {
+    if (expireOnClose) expirePermissions(db, runId, now());
+    if (dispatched) {
+      operationOutcome(db, {
+        id: opId,
+        ok: failure === null,
+        resultDigest: failure === null ? digest : null,
+        code: failure,
+        now: now(),
+      });
+    } else {
+      operationRefused(db, opId, failure ?? "internal_error", now());
+    }
+  });
+  return failure === null
+    ? { ok: true, digest, projection, fatal }
+    : { ok: false, code: failure, projection, fatal };
+}
