@@ -160,7 +160,7 @@ export function runStage1(
         systemRoots: inputs.systemRoots,
         codeRoots: inputs.codeRoots,
         runRoot: inputs.runRoot,
-        ownProcDir: `/proc/${Number(syscall("getpid").ret)}`,
+        ownProcMaps: `/proc/${Number(syscall("getpid").ret)}/maps`,
       });
       return planned.ok ? steps.applyLandlock(planned.plan) : fail("landlock_abi", 0);
     },

@@ -86,14 +86,13 @@ export interface LandlockPolicyInput {
   /** The Run root (read-only). */
   runRoot: string;
   /**
-   * `/proc/<own pid>` (read-only, not executable). The pid survives the
-   * stage-2 execve, so this names the Worker's own entries only: glibc reads
-   * `/proc/self/maps` for the main thread's stack bounds (Deno's parser needs
-   * them when it must transpile), and nothing in it reaches another process.
-   * Magic links (`root`, `cwd`, `fd/*`) resolve to their targets, which this
-   * rule does not cover.
+   * `/proc/<own pid>/maps`, one file, read-only. The pid survives the stage-2
+   * execve, so this is the Worker's own memory map: glibc reads
+   * `/proc/self/maps` for the main thread's stack bounds, which Deno's parser
+   * needs whenever it must transpile (it panics without them). Nothing else
+   * under /proc is granted — `net/*` or `mountinfo` would describe the host.
    */
-  ownProcDir: string;
+  ownProcMaps: string;
 }
 
 export type PlanResult = { ok: true; plan: LandlockPlan } | { ok: false; reason: string };
@@ -108,8 +107,8 @@ export function planLandlock(input: LandlockPolicyInput): PlanResult {
     return { ok: false, reason: "landlock roots must be absolute" };
   }
   if (all.some((p) => p === "/")) return { ok: false, reason: "landlock root / refused" };
-  if (!/^\/proc\/[1-9][0-9]*$/.test(input.ownProcDir)) {
-    return { ok: false, reason: "ownProcDir must be /proc/<pid>" };
+  if (!/^\/proc\/[1-9][0-9]*\/maps$/.test(input.ownProcMaps)) {
+    return { ok: false, reason: "ownProcMaps must be /proc/<pid>/maps" };
   }
   const handledFs = handledFsForAbi(input.abi);
   const rules: LandlockRule[] = [
@@ -117,7 +116,7 @@ export function planLandlock(input: LandlockPolicyInput): PlanResult {
     ...input.systemRoots.map((path) => ({ path, access: READ_EXEC, optional: true })),
     ...input.codeRoots.map((path) => ({ path, access: READ_EXEC, optional: false })),
     { path: input.runRoot, access: READ_ONLY, optional: false },
-    { path: input.ownProcDir, access: READ_ONLY, optional: false },
+    { path: input.ownProcMaps, access: FS_READ_FILE, optional: false },
   ];
   return {
     ok: true,

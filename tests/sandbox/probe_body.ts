@@ -116,11 +116,14 @@ export async function runProbes(req: ProbeRequest): Promise<Record<string, numbe
   r.write_outside = openProbe(`${req.outside_dir}/created`, O_WRONLY | O_CREAT);
   r.read_etc_passwd = openProbe("/etc/passwd", O_RDONLY);
   r.read_own_proc_maps = openProbe("/proc/self/maps", O_RDONLY);
+  r.read_own_proc_status = openProbe("/proc/self/status", O_RDONLY);
+  r.read_proc_net_tcp = openProbe("/proc/self/net/tcp", O_RDONLY);
+  r.read_own_proc_mountinfo = openProbe("/proc/self/mountinfo", O_RDONLY);
   r.read_parent_proc_status = openProbe(`/proc/${parent}/status`, O_RDONLY);
   r.read_init_proc_environ = openProbe("/proc/1/environ", O_RDONLY);
   r.read_via_proc_self_root = openProbe("/proc/self/root/etc/passwd", O_RDONLY);
   r.read_via_proc_self_cwd = openProbe("/proc/self/cwd/../outside/secret.txt", O_RDONLY);
-  r.write_own_proc_mem = openProbe("/proc/self/mem", O_WRONLY);
+  r.write_own_proc_maps = openProbe("/proc/self/maps", O_WRONLY);
   r.async_read_outside_runtime_thread = await denoErrno(() => Deno.readFile(req.outside_file));
   r.async_read_inside_runtime_thread = await denoErrno(() => Deno.readFile(req.inside_file));
   r.thread_created_after_confinement_read_outside = await threadOpen(req.outside_file);

@@ -24,7 +24,7 @@ const input = {
   systemRoots: ["/lib", "/etc/ld.so.cache"],
   codeRoots: ["/src/runtime"],
   runRoot: "/home/op/.runtime/agents/a/runs/r",
-  ownProcDir: "/proc/4242",
+  ownProcMaps: "/proc/4242/maps",
 };
 
 Deno.test("planLandlock() refuses an ABI below 6 instead of degrading", () => {
@@ -53,12 +53,12 @@ Deno.test("planLandlock() makes the Run root readable but not executable", () =>
   assertEquals(READ_ONLY, FS_READ_FILE | FS_READ_DIR);
 });
 
-Deno.test("planLandlock() grants only the Worker's own /proc/<pid>, read-only", () => {
+Deno.test("planLandlock() grants only the Worker's own /proc/<pid>/maps, read-only", () => {
   const r = planLandlock({ ...input, abi: 7 });
   assert(r.ok);
-  assertEquals(r.plan.rules.find((x) => x.path === "/proc/4242")?.access, READ_ONLY);
-  for (const bad of ["/proc", "/proc/self", "/proc/1/..", "/proc/0"]) {
-    assertEquals(planLandlock({ ...input, abi: 7, ownProcDir: bad }).ok, false, bad);
+  assertEquals(r.plan.rules.find((x) => x.path === "/proc/4242/maps")?.access, FS_READ_FILE);
+  for (const bad of ["/proc/4242", "/proc/self/maps", "/proc/1/../maps", "/proc/0/maps"]) {
+    assertEquals(planLandlock({ ...input, abi: 7, ownProcMaps: bad }).ok, false, bad);
   }
 });
 
