@@ -22,6 +22,7 @@ const TABLE = {
   origin_forbidden: { status: 403, message: "Cross-origin request refused." },
   host_forbidden: { status: 403, message: "Host not allowed." },
   body_too_large: { status: 413, message: "Request body too large." },
+  headers_too_large: { status: 431, message: "Request headers too large." },
   unsupported_media_type: { status: 415, message: "Content-Type must be application/json." },
   invalid_json: { status: 422, message: "Request body is not valid JSON." },
   schema_violation: { status: 422, message: "Request does not match the schema." },

@@ -178,13 +178,13 @@ export function createGateway(opts: GatewayOptions): WebGateway {
       if (!type.startsWith("text/event-stream")) return;
       const signal = sessions.get(sessionId)?.ended;
       if (!signal) return;
-      // A long-lived stream ends the moment its session does.
+      // A long-lived stream ends the moment its session does: aborting the
+      // pipe cancels the handler's source and errors what the client reads.
       const cut = new TransformStream<Uint8Array, Uint8Array>();
-      const onEnd = () => void cut.writable.abort(new Error("session ended")).catch(() => {});
-      signal.addEventListener("abort", onEnd, { once: true });
-      res.body.pipeTo(cut.writable).catch(() => {}).finally(() =>
-        signal.removeEventListener("abort", onEnd)
-      );
+      res.body.pipeTo(cut.writable, { signal }).catch(() => {
+        // The pipe ends early when the client leaves or the session ends; both
+        // have already closed the client's side, so nothing is left to do.
+      });
       return new Response(cut.readable, { status: res.status, headers: res.headers });
     },
 

@@ -28,8 +28,18 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "permissions-policy": "camera=(), microphone=(), geolocation=()",
 };
 
-/** Sets the security headers (and no-store on API paths) on a response in place. */
+/**
+ * Sets the security headers (and no-store on API paths) on a response, in
+ * place when its headers are mutable, else on a copy; returns the response.
+ */
 export function applySecurityHeaders(res: Response, isApi: boolean): Response {
+  try {
+    res.headers.set("x-content-type-options", "nosniff");
+  } catch (err) {
+    // Immutable headers (e.g. Response.redirect): copy into a mutable response.
+    if (!(err instanceof TypeError)) throw err;
+    res = new Response(res.body, { status: res.status, headers: new Headers(res.headers) });
+  }
   for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.headers.set(k, v);
   if (isApi) res.headers.set("cache-control", "no-store");
   res.headers.delete("server");

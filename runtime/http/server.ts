@@ -59,9 +59,15 @@ export function createHandler(opts: Omit<ServerOptions, "hostname" | "port" | "o
       return applySecurityHeaders(errorResponse("too_many_connections"), isApi);
     }
     active++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      active--;
+    };
     let sessionId: string | null = null;
     try {
-      if (headerBytes(req) > MAX_HEADER_BYTES) throw new AppError("body_too_large", "headers");
+      if (headerBytes(req) > MAX_HEADER_BYTES) throw new AppError("headers_too_large");
       const m = match(req.method, url.pathname);
       if (m.kind === "not_found") throw new AppError("not_found");
       if (m.kind === "method_not_allowed") {
@@ -75,12 +81,45 @@ export function createHandler(opts: Omit<ServerOptions, "hostname" | "port" | "o
       res = await route.handler(ctx);
     } catch (err) {
       res = toErrorResponse(err, opts.log, url.pathname);
-    } finally {
-      active--;
     }
     res = opts.gateway.decorate?.(res, sessionId) ?? res;
+    // A long-lived stream keeps its slot until it ends; everything else frees it now.
+    res = isEventStream(res) ? holdUntilDone(res, release) : (release(), res);
     return applySecurityHeaders(res, isApi);
   };
+}
+
+function isEventStream(res: Response): boolean {
+  return res.body !== null &&
+    (res.headers.get("content-type") ?? "").startsWith("text/event-stream");
+}
+
+/** Re-wraps a streaming body so `done` runs once when it finishes, fails or is cancelled. */
+function holdUntilDone(res: Response, done: () => void): Response {
+  const reader = res.body!.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(ctrl) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        done();
+        ctrl.error(err);
+        return;
+      }
+      if (chunk.done) {
+        done();
+        ctrl.close();
+      } else {
+        ctrl.enqueue(chunk.value);
+      }
+    },
+    cancel(reason) {
+      done();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: res.status, headers: res.headers });
 }
 
 function headerBytes(req: Request): number {
@@ -121,7 +160,7 @@ export function startServer(opts: ServerOptions): Promise<RunningServer> {
           bound = addr;
         },
         onError(err) {
-          return toErrorResponse(err, opts.log, "/");
+          return applySecurityHeaders(toErrorResponse(err, opts.log, "/"), true);
         },
       }, handler);
     } catch (err) {

@@ -12,7 +12,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { AppError } from "../errors.ts";
 import { TOKEN_BYTES, TOKEN_MAX_CHARS, TOKEN_MIN_CHARS } from "../limits.ts";
-import { checkManagedPath, writePrivateFileAtomic } from "../path_safety.ts";
+import { checkManagedPath, ensurePrivateDir, writePrivateFileAtomic } from "../path_safety.ts";
 
 /** Where the token lives, relative to the home [PK-4]. */
 export const TOKEN_REL = ".runtime/secrets/web-bootstrap-token";
@@ -114,6 +114,7 @@ export function writeToken(root: string, value: string): void {
  * when a token was created. An existing file is never overwritten.
  */
 export function ensureBootstrapToken(root: string): boolean {
+  ensurePrivateDir(root, ".runtime/secrets");
   if (checkManagedPath(root, TOKEN_REL, "file", true)) return false;
   writeToken(root, generateToken());
   return true;

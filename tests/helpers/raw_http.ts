@@ -71,13 +71,11 @@ export async function rawRequest(port: number, req: RawRequest): Promise<RawResp
       }
       if (n === null) break;
       chunks.push(buf.slice(0, n));
+      // A server may answer early (413) and keep the socket open for the rest
+      // of a body it will never read: stop once the response is complete.
+      if (responseComplete(chunks)) break;
     }
-    const all = new Uint8Array(chunks.reduce((a, c) => a + c.length, 0));
-    let off = 0;
-    for (const c of chunks) {
-      all.set(c, off);
-      off += c.length;
-    }
+    const all = concat(chunks);
     let split = -1;
     for (let i = 0; i + 3 < all.length; i++) {
       if (all[i] === 13 && all[i + 1] === 10 && all[i + 2] === 13 && all[i + 3] === 10) {
@@ -109,6 +107,27 @@ function closeQuietly(conn: Deno.Conn): void {
   } catch (err) {
     if (!(err instanceof Deno.errors.BadResource)) throw err;
   }
+}
+
+function responseComplete(chunks: Uint8Array[]): boolean {
+  const text = new TextDecoder().decode(concat(chunks));
+  const split = text.indexOf("\r\n\r\n");
+  if (split < 0) return false;
+  const head = text.slice(0, split);
+  if (/\r\ntransfer-encoding: *chunked/i.test(head)) return text.endsWith("\r\n0\r\n\r\n");
+  const m = /\r\ncontent-length: *(\d+)/i.exec(head);
+  if (m === null) return false;
+  return new TextEncoder().encode(text.slice(split + 4)).length >= Number(m[1]);
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  const all = new Uint8Array(chunks.reduce((a, c) => a + c.length, 0));
+  let off = 0;
+  for (const c of chunks) {
+    all.set(c, off);
+    off += c.length;
+  }
+  return all;
 }
 
 async function writeAll(conn: Deno.Conn, data: Uint8Array): Promise<void> {
