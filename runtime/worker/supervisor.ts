@@ -12,7 +12,8 @@
  *     //   sandbox_attestation_failed the frame or /proc disagree (impostor)
  *     // and in both cases the child is already killed and reaped.
  *   w.pid, w.startTime, w.attestation          verified facts
- *   await w.send(frame)        one bounded NDJSON line; ≤ IPC_ROUNDS_MAX sends
+ *   await w.send(frame)        one bounded NDJSON line; ≤ IPC_ROUNDS_MAX sends;
+ *                              worker_crashed when the Worker is gone
  *   await w.receive(timeoutMs?) next frame validated by `parseFrame`, null at
  *                              EOF; a violation kills the Worker and rejects
  *                              with worker_protocol_error
@@ -174,6 +175,10 @@ function killChild(child: Deno.ChildProcess): void {
   }
 }
 
+function errorName(err: unknown): string {
+  return err instanceof Error ? err.name : "unknown";
+}
+
 /** Writes/cancels on a pipe whose other end is gone fail; nothing else is ignored. */
 function ignoreClosedPipe(err: unknown): void {
   if (err instanceof Deno.errors.BrokenPipe || err instanceof TypeError) return;
@@ -284,7 +289,7 @@ export async function spawnConfinedWorker<T>(
       if (runTreeOverLimit(usage)) hardKill("tree_limit");
     }, (err: unknown) => {
       // Fail closed: a Run tree that cannot be measured ends the Worker.
-      opts.log.error("run_tree_watch_failed", { pid, error: String(err).slice(0, 120) });
+      opts.log.error("run_tree_watch_failed", { pid, error: errorName(err) });
       hardKill("tree_limit");
     }).finally(() => scanning = false);
   }, RUN_TREE_CHECK_INTERVAL_MS);
@@ -302,7 +307,11 @@ export async function spawnConfinedWorker<T>(
     await reader.cancel().catch(ignoreClosedPipe);
     if (opts.removeRunRoot ?? true) {
       await Deno.remove(opts.runRoot, { recursive: true }).catch((err: unknown) => {
-        if (!(err instanceof Deno.errors.NotFound)) throw err; // already gone is fine
+        // Already gone is fine; anything else is reported, and the exit still resolves
+        // so the Run reaches its terminal state.
+        if (!(err instanceof Deno.errors.NotFound)) {
+          opts.log.error("run_root_cleanup_failed", { pid, error: errorName(err) });
+        }
       });
     }
     const r = reason ?? "exited";
@@ -327,7 +336,12 @@ export async function spawnConfinedWorker<T>(
         hardKill("protocol");
         throw protocolError("rounds exceeded");
       }
-      await writer.send(frame);
+      try {
+        await writer.send(frame);
+      } catch (err) {
+        if (!(err instanceof Deno.errors.BrokenPipe)) throw err;
+        throw new AppError("worker_crashed", "worker stdin closed");
+      }
     },
     async receive(timeoutMs = IPC_REPLY_TIMEOUT_MS) {
       try {

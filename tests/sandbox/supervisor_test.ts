@@ -152,3 +152,16 @@ Deno.test("cancel() ends the Worker with run_cancelled", async () => {
     sb.cleanup();
   }
 });
+
+Deno.test("sending to a Worker that is gone is worker_crashed", async () => {
+  const sb = makeSandboxDirs();
+  try {
+    const w = await spawn(sb.runRoot);
+    await w.kill("killed");
+    const err = await assertRejects(() => w.send(ping));
+    assert(err instanceof AppError);
+    assertEquals(err.code, "worker_crashed");
+  } finally {
+    sb.cleanup();
+  }
+});
