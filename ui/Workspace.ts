@@ -55,7 +55,14 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const [agents, setAgents] = useState<Agent[]>([]);
   const [agentId, setAgentId] = useState<string | null>(null);
   const [conversations, setConversations] = useState<Conversation[]>([]);
-  const [convId, setConvId] = useState<string | null>(null);
+  const [convId, setConvIdState] = useState<string | null>(null);
+  // The Agent the selected Conversation belongs to: after an Agent switch the
+  // old id must never be requested under the new Agent.
+  const convOwner = useRef<string | null>(null);
+  const setConvId = (agent: string | null, id: string | null) => {
+    convOwner.current = id === null ? null : agent;
+    setConvIdState(id);
+  };
   const [turns, setTurns] = useState<Turn[]>([]);
   const [before, setBefore] = useState<string | null>(null);
   const [loadingOlder, setLoadingOlder] = useState(false);
@@ -107,16 +114,18 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const loadConversations = useCallback(async (agent: string, prefer?: string | null) => {
     const list = await api.listConversations(agent);
     setConversations(list);
-    setConvId((cur) => {
-      const want = prefer ?? cur;
-      return list.find((c) => c.id === want)?.id ?? list[0]?.id ?? null;
+    setConvIdState((cur) => {
+      const want = prefer ?? (convOwner.current === agent ? cur : null);
+      const next = list.find((c) => c.id === want)?.id ?? list[0]?.id ?? null;
+      convOwner.current = next === null ? null : agent;
+      return next;
     });
   }, [api]);
 
   useEffect(() => {
     if (!agentId) return;
     setConversations([]);
-    setConvId(null);
+    setConvId(null, null);
     setCommandResult(null);
     loadConversations(agentId, agentId === initial.agentId ? initial.conversationId : null)
       .catch(fail);
@@ -166,7 +175,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     setProjection(null);
     setCommandResult(null);
     setPrefs(drafts.get(convId ?? ""));
-    if (!agentId || !convId) return;
+    if (!agentId || !convId || convOwner.current !== agentId) return;
     api.getConversation(agentId, convId).then((page) => {
       setTurns(page.turns);
       setBefore(page.before);
@@ -226,7 +235,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   };
 
   const selectConversation = (id: string) => {
-    setConvId(id);
+    setConvId(agentId, id);
     setNavOpen(false);
   };
 
@@ -235,7 +244,6 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     try {
       const c = await api.createConversation(agentId);
       await loadConversations(agentId, c.id);
-      setConvId(c.id);
       setNavOpen(false);
     } catch (err) {
       fail(err);

@@ -53,6 +53,17 @@ for (const vp of VIEWPORTS) {
         await shot(page, `${vp.name}-06-nav-overlay`);
         await page.click(".nav-scrim", { position: { x: 370, y: 400 } });
       }
+      if (vp.name === "desktop") {
+        const item = await page.$("[data-testid=conversation-item]");
+        await item!.hover();
+        await page.click("[data-testid=conversation-menu]");
+        await page.waitForSelector("[data-testid=conversation-popover]:popover-open");
+        await shot(page, `${vp.name}-06-conversation-menu`);
+        await page.keyboard.press("Escape");
+        await page.emulateMedia({ colorScheme: "dark" });
+        await shot(page, `${vp.name}-04-answer-dark`);
+        await page.emulateMedia({ colorScheme: "light" });
+      }
       await page.click("[data-testid=toggle-details]");
       await page.waitForSelector("[data-testid=run-details]");
       const first = await page.$("[data-testid=timeline-event]");

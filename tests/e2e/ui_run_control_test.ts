@@ -57,7 +57,7 @@ Deno.test("reloading the page during a run re-attaches to it and shows the finis
     const { page, errors } = await openLoggedIn(env);
     await createAgent(page, "Reloader");
     await createConversation(page);
-    env.ollama.enqueue(text(`Start ${SLOW} **end**`, { frameDelayMs: 60 }));
+    env.ollama.enqueue(text(`Start ${SLOW} **end**`, { frameDelayMs: 120 }));
     await send(page, "stream while I reload");
     await page.waitForFunction(() =>
       (document.querySelector("[data-testid=live-text]")?.textContent ?? "").includes("word3")
@@ -68,7 +68,7 @@ Deno.test("reloading the page during a run re-attaches to it and shows the finis
     await page.waitForFunction(() =>
       (document.querySelector("[data-testid=live-text]")?.textContent ?? "").length > 0
     );
-    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 20_000 });
+    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 30_000 });
     assertEquals(await page.textContent("[data-testid=assistant-markdown] strong"), "end");
     assertEquals(await page.textContent("[data-testid=user-message]"), "stream while I reload");
     assertEquals(errors, []);

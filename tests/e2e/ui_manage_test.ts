@@ -1,0 +1,119 @@
+/**
+ * [UI-5] Agent and Conversation management in the browser: the system Agent
+ * is protected, an Agent is created, renamed, rebuilt and deleted with
+ * confirmations; a Conversation is renamed, branched and deleted from a
+ * popover menu that lies fully inside the viewport (never clipped by the list);
+ * each Conversation keeps its own draft when switching.
+ */
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { text } from "../../tools/fake_ollama/scenarios.ts";
+import type { Page } from "../helpers/browser.ts";
+import { createAgent, createConversation, openLoggedIn, send, startUiEnv } from "./_ui_support.ts";
+
+async function confirmDialog(page: Page, value?: string) {
+  await page.waitForSelector("dialog[open]");
+  if (value !== undefined) await page.fill("[data-testid=dialog-input]", value);
+  await page.click("[data-testid=dialog-confirm]");
+  await page.waitForSelector("dialog[open]", { state: "detached" });
+}
+
+async function openMenu(page: Page, index: number) {
+  const items = await page.$$("[data-testid=conversation-item]");
+  await items[index].hover();
+  await (await page.$$("[data-testid=conversation-menu]"))[index].click();
+  await page.waitForSelector("[data-testid=conversation-popover]:popover-open");
+  const box = await page.$eval("[data-testid=conversation-popover]", (el) => {
+    const r = el.getBoundingClientRect();
+    return {
+      inside: r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth,
+    };
+  });
+  assert(box.inside, "the menu lies fully inside the viewport");
+}
+
+function titles(page: Page) {
+  return page.$$eval(
+    "[data-testid=conversation-item] .conv-title",
+    (e) => e.map((x) => x.textContent),
+  );
+}
+
+Deno.test("agents and conversations are managed through dialogs and an unclipped popover", async () => {
+  const env = await startUiEnv();
+  try {
+    const { page, errors } = await openLoggedIn(env);
+    // The system Agent is selected first on a fresh home and is protected.
+    await page.waitForSelector("[data-testid=agent-switcher] option", { state: "attached" });
+    assertEquals(await page.isDisabled("[data-testid=delete-agent]"), true);
+
+    await createAgent(page, "Alpha");
+    assertEquals(await page.isDisabled("[data-testid=delete-agent]"), false);
+    await page.click("text=Rename >> nth=0");
+    await confirmDialog(page, "Alpha renamed");
+    await page.waitForFunction(() =>
+      document.querySelector<HTMLSelectElement>("[data-testid=agent-switcher]")?.selectedOptions[0]
+        ?.textContent === "Alpha renamed"
+    );
+    await page.click("text=Rebuild");
+    await confirmDialog(page);
+    await page.waitForSelector("text=generation 2");
+
+    // Two conversations; drafts are kept per conversation.
+    await createConversation(page);
+    env.ollama.enqueue(text("First answer.", { frameDelayMs: 1 }));
+    await send(page, "first question");
+    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 20_000 });
+    await page.fill("[data-testid=composer-input]", "draft for one");
+    await page.click("[data-testid=new-conversation]");
+    await page.waitForSelector("[data-testid=empty-chat]");
+    await page.fill("[data-testid=composer-input]", "draft for two");
+    const items = await page.$$("[data-testid=conversation-item]");
+    assertEquals(items.length, 2);
+    await items[1].click(); // older one (list is newest first)
+    await page.waitForSelector("[data-testid=turn]");
+    assertEquals(await page.inputValue("[data-testid=composer-input]"), "draft for one");
+    await (await page.$$("[data-testid=conversation-item]"))[0].click();
+    await page.waitForSelector("[data-testid=empty-chat]");
+    assertEquals(await page.inputValue("[data-testid=composer-input]"), "draft for two");
+
+    // Rename from the popover.
+    await openMenu(page, 0);
+    await page.click("[data-testid=conversation-popover] >> text=Rename");
+    await confirmDialog(page, "Renamed chat");
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll("[data-testid=conversation-item] .conv-title")]
+        .some((e) => e.textContent === "Renamed chat")
+    );
+
+    // Branch the conversation that has a completed head.
+    const before = (await titles(page)).length;
+    const idx = (await titles(page)).findIndex((t) => t !== "Renamed chat");
+    await openMenu(page, idx);
+    await page.click("[data-testid=conversation-popover] >> text=Branch from here");
+    await page.waitForFunction(
+      (n) => document.querySelectorAll("[data-testid=conversation-item]").length === n + 1,
+      before,
+    );
+    assert((await titles(page)).some((t) => t?.endsWith("(branch)")), "a branch appears");
+
+    // Delete one conversation with confirmation.
+    await openMenu(page, 0);
+    await page.click("[data-testid=menu-delete]");
+    await confirmDialog(page);
+    await page.waitForFunction(
+      (n) => document.querySelectorAll("[data-testid=conversation-item]").length === n,
+      before,
+    );
+
+    // Delete the agent; the switcher falls back to another agent.
+    await page.click("[data-testid=delete-agent]");
+    await confirmDialog(page);
+    await page.waitForFunction(() =>
+      ![...document.querySelectorAll("[data-testid=agent-switcher] option")]
+        .some((o) => o.textContent?.startsWith("Alpha"))
+    );
+    assertEquals(errors, []);
+  } finally {
+    await env.close();
+  }
+});
