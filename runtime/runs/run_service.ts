@@ -22,11 +22,11 @@
  */
 import type { AgentService } from "../agents/service.ts";
 import { admit } from "../context/admission.ts";
-import { compileContextPlan, type ContextPlan, type HistoryBundle } from "../context/plan.ts";
+import { compileContextPlan, type ContextPlan } from "../context/plan.ts";
 import { AppError } from "../errors.ts";
-import { RunJournal, validateJournal, writeStaged } from "../events/journal.ts";
+import { RunJournal, writeStaged } from "../events/journal.ts";
 import { LiveHub } from "../events/live_hub.ts";
-import { agentDataRel, agentRuntimeRel, type HomeLayout } from "../home.ts";
+import { agentRuntimeRel, type HomeLayout } from "../home.ts";
 import {
   ACTIVE_RUNS_TOTAL_MAX,
   LIVE_RUNS_IN_MEMORY,
@@ -39,46 +39,27 @@ import {
 import type { Logger } from "../log.ts";
 import type { ModelBroker } from "../model/types.ts";
 import { ensurePrivateDir } from "../path_safety.ts";
-import { canonicalJson, domainDigest, utf8Bytes } from "../protocol/digest.ts";
+import { canonicalJson, utf8Bytes } from "../protocol/digest.ts";
 import {
   parseWorkerFrame,
   type TurnRuntimeSnapshot,
   type WorkerToControl,
 } from "../protocol/worker_frames.ts";
-import {
-  beginTurnInTransaction,
-  finishTurnInTransaction,
-  getConversation,
-  pageTurns,
-} from "../store/agent_state_store.ts";
-import {
-  expirePermissions,
-  getRun,
-  insertRun,
-  listEvents,
-  operationsOutcomeUnknown,
-  pruneToTombstone,
-  runningRuns,
-  setRunTerminal,
-  usageCloseRun,
-} from "../store/run_store.ts";
+import { beginTurnInTransaction } from "../store/agent_state_store.ts";
+import { getRun, insertRun } from "../store/run_store.ts";
 import { type DatabaseSync, transaction } from "../store/sqlite.ts";
 import { sealCatalog, type ToolCatalog } from "../tools/catalog.ts";
-import { type EffectiveToolSet, resolveToolSet } from "../tools/policy.ts";
 import { spawnConfinedWorker, type WorkerHandle } from "../worker/supervisor.ts";
-import { readInstructionFile } from "../workspace/instruction_file.ts";
 import { Approvals } from "./approvals.ts";
+import { recoverRuns } from "./recovery.ts";
+import { createRunInputs } from "./run_inputs.ts";
 import { RunRecorder, type Terminal } from "./run_recorder.ts";
 import type { ApprovalContext } from "./tool_call.ts";
 import { driveTurn } from "./turn_driver.ts";
 
-/** Completed Turns read for history per Run (collapse keeps what fits). */
-export const HISTORY_TURNS_READ_MAX = 256;
 /** Grace for a Worker to report `cancelled` before it is killed. */
 export const CANCEL_GRACE_MS = 2000;
 export const PROTOCOL_FEATURES = ["ipc-v2", "tool-refs", "finalize-marker", "approvals"];
-/** exec/run needs the runner sandbox [TL-7], which this build does not dispatch to: deny it. */
-const NO_RUNNER_RULES = [{ tool_id: "exec/run", decision: "deny" as const }];
 
 type AbortReason = "user" | "shutdown" | "deadline" | "agent_upgrade" | "agent_delete";
 
@@ -138,68 +119,18 @@ export function createRunService(opts: RunServiceOptions) {
       parseFrame: parseWorkerFrame,
     }));
 
-  function stateDb(agentId: string): DatabaseSync {
-    opts.agents.requireUsable(agentId);
-    return opts.agents.pool.get(agentId);
-  }
-
-  function workspaceDir(agentId: string): string {
-    return `${opts.home.root}/${agentDataRel(agentId)}/workspace`;
-  }
-
   function rememberPlan(runId: string, plan: ContextPlan): void {
     plans.set(runId, plan);
     while (plans.size > LIVE_RUNS_IN_MEMORY) plans.delete(plans.keys().next().value!);
   }
 
-  function defaultModelId(): string {
-    const p = opts.broker.publicProfiles();
-    return (p.find((x) => x.default) ?? p[0]).id;
-  }
-
-  function history(db: DatabaseSync, conversationId: string): HistoryBundle[] {
-    // Only completed Turns with a committed answer enter history [CV-5].
-    return pageTurns(db, conversationId, null, HISTORY_TURNS_READ_MAX)
-      .slice(0, HISTORY_TURNS_READ_MAX)
-      .filter((t) => t.state === "completed" && typeof t.assistant_message === "string")
-      .reverse()
-      .map((t) => ({ turnId: t.id, user: t.user_message, assistant: t.assistant_message! }));
-  }
-
-  function toolsetFor(toolsCapable: boolean): EffectiveToolSet {
-    const rules = toolsCapable
-      ? NO_RUNNER_RULES
-      : catalog.specs.map((s) => ({ tool_id: s.id, decision: "deny" as const }));
-    // Browser Runs are interactive: `ask` tools wait for the operator's approval [TL-2].
-    return resolveToolSet({ catalog, rules, interactive: true, id: crypto.randomUUID() });
-  }
-
-  function usageScope(modelId: string, toolset: EffectiveToolSet): string {
-    return domainDigest(
-      "agent-builder/usage-scope/v1",
-      canonicalJson({ model: modelId, toolset: toolset.digest, renderer: "v1" }),
-    );
-  }
-
-  /** Inputs shared by a Run and the NextTurnProjection. */
-  async function prepare(agentId: string, conversationId: string, modelId: string) {
-    const db = stateDb(agentId);
-    const conv = getConversation(db, conversationId);
-    if (!conv) throw new AppError("conversation_not_found");
-    const prof = await opts.broker.profile(modelId);
-    if (!prof.ok) throw new AppError(prof.code);
-    const instr = readInstructionFile(workspaceDir(agentId));
-    if (!instr.ok) throw new AppError(instr.code, "instruction file refused");
-    const toolset = toolsetFor(prof.profile.capabilities.tools);
-    return {
-      db,
-      conv,
-      profile: prof.profile,
-      toolset,
-      instructions: instr.present ? instr.text : null,
-      history: history(db, conversationId),
-    };
-  }
+  const inputs = createRunInputs({
+    home: opts.home,
+    agents: opts.agents,
+    broker: opts.broker,
+    catalog,
+  });
+  const { stateDb, workspaceDir, defaultModelId, prepare, usageScope } = inputs;
 
   async function submit(agentId: string, conversationId: string, body: SubmitBody) {
     if (utf8Bytes(body.message) > USER_MESSAGE_MAX_BYTES) throw new AppError("message_too_large");
@@ -480,59 +411,7 @@ export function createRunService(opts: RunServiceOptions) {
 
   /** [CV-6] Startup: converge every Run left running by a previous process. */
   function recover(): { interrupted: number; unknownOperations: number } {
-    let interrupted = 0;
-    let unknown = 0;
-    for (const agent of opts.agents.list()) {
-      if (agent.state !== "active") continue;
-      const db = opts.agents.pool.get(agent.id);
-      const at = now();
-      for (const run of runningRuns(db)) {
-        interrupted++;
-        const rows = listEvents(db, run.id);
-        const v = validateJournal(run, agent.id, rows);
-        const ids = { run_id: run.id, agent_id: agent.id, conversation_id: run.conversation_id };
-        transaction(db, () => {
-          if (v.ok) {
-            const j = RunJournal.restore(ids, rows, now);
-            const s = j.stage("run.failed", {
-              code: "run_interrupted",
-              stage: "recovery",
-              retryable: true,
-              duration_ms: Math.min(86_400_000, Math.max(0, at - run.created_at)),
-            });
-            writeStaged(db, j, [s]);
-          } else {
-            opts.log.warn("run.recovery_invalid_journal", { reason: v.reason });
-            pruneToTombstone(
-              db,
-              run.id,
-              canonicalJson({ v: 1, run_id: run.id, state: "interrupted", valid: false }),
-            );
-          }
-          setRunTerminal(db, run.id, "interrupted", "run_interrupted", at);
-          // Usually already done by the agents' recovery (interruptRunningTurns); a no-op then.
-          finishTurnInTransaction(db, run.turn_id, {
-            state: "interrupted",
-            code: "run_interrupted",
-            stage: "restart",
-            retryable: true,
-          }, at);
-          usageCloseRun(db, run.id, at);
-          expirePermissions(db, run.id, at);
-        });
-      }
-      unknown += operationsOutcomeUnknown(db, at);
-      const runsRel = `${agentRuntimeRel(agent.id)}/runs`;
-      try {
-        Deno.removeSync(`${opts.home.root}/${runsRel}`, { recursive: true });
-      } catch (err) {
-        if (!(err instanceof Deno.errors.NotFound)) throw err;
-      }
-    }
-    if (interrupted > 0 || unknown > 0) {
-      opts.log.info("runs.recovered", { interrupted, unknown_operations: unknown });
-    }
-    return { interrupted, unknownOperations: unknown };
+    return recoverRuns({ home: opts.home, agents: opts.agents, log: opts.log, now });
   }
 
   return {

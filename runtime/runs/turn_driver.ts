@@ -20,12 +20,12 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import { AppError, type ErrorCode } from "../errors.ts";
-import { admit, makeReceipt, render, type ToolExchange } from "../context/admission.ts";
+import { admit, type ToolExchange } from "../context/admission.ts";
 import type { ContextPlan } from "../context/plan.ts";
 import { narrowedToolset } from "../kernel/harness_kernel.ts";
 import { IPC_REPLY_TIMEOUT_MS } from "../limits.ts";
 import type { Logger } from "../log.ts";
-import type { ChatOutcome, ModelBroker } from "../model/types.ts";
+import type { ModelBroker } from "../model/types.ts";
 import { canonicalJson, domainDigest } from "../protocol/digest.ts";
 import type {
   ControlToWorker,
@@ -33,10 +33,10 @@ import type {
   TurnRuntimeSnapshot,
   WorkerToControl,
 } from "../protocol/worker_frames.ts";
-import { usageFinished, usageStarted } from "../store/run_store.ts";
 import { toolIdFromProviderName } from "../tools/catalog.ts";
 import { newProjectionBudget } from "../tools/projection.ts";
-import { JournalUnavailable, type RunRecorder, type Terminal } from "./run_recorder.ts";
+import { callModel } from "./model_call.ts";
+import type { RunRecorder, Terminal } from "./run_recorder.ts";
 import { type ApprovalContext, type Pending, runToolCall } from "./tool_call.ts";
 
 /** The Control Plane's view of a Worker's IPC channel. */
@@ -84,7 +84,7 @@ export async function driveTurn(ch: WorkerChannel, ctx: TurnContext): Promise<Te
   const snap = ctx.snapshot;
   let expectRequest = 1;
   let modelCalls = 0;
-  let callNo = 0;
+  const counter = { calls: 0 };
   const executed: (ToolExchange & { callId: string; key: string })[] = [];
   let pending: Pending | null = null;
   let finalCode: { code: ErrorCode; stage: Exclude<Stage, "worker"> } | null = null;
@@ -197,136 +197,9 @@ export async function driveTurn(ch: WorkerChannel, ctx: TurnContext): Promise<Te
       await reply({ kind: "error", code: "model_context_limit" });
       continue;
     }
-    let blockOpen = false;
-    let outcome: ChatOutcome;
-    /** A journal/cap failure inside a Broker callback: it, not the Broker's code, ends the Turn. */
-    let callbackCode: ErrorCode | null = null;
-    const onCallbackError = (code: ErrorCode) => (callbackCode ??= code);
-    const ledgerWrite = (fn: () => void) => {
-      try {
-        fn();
-      } catch (err) {
-        onCallbackError(
-          err instanceof AppError
-            ? err.code
-            : err instanceof JournalUnavailable
-            ? "journal_unavailable"
-            : "internal_error",
-        );
-        throw err; // the Broker then sends no HTTP / stops the call [MB-9]
-      }
-    };
-    const inner = new AbortController();
-    const onAbort = () => inner.abort();
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
-    if (ctx.signal.aborted) inner.abort();
-    try {
-      outcome = await ctx.broker.chat({
-        modelId: snap.model_id,
-        phase: adm.tools.length > 0 ? "tools" : "plain",
-        messages: adm.messages,
-        tools: adm.tools.length > 0 ? adm.tools : undefined,
-        signal: inner.signal,
-        deadline: ctx.deadline,
-        ledger: {
-          started(e) {
-            callNo++;
-            ledgerWrite(() =>
-              ctx.recorder.durable("model.request.started", {
-                call: callNo,
-                model_id: e.modelId,
-                phase: e.phase,
-                recovery: e.recovery,
-                token_estimate: e.tokenEstimate,
-                request_bytes: e.requestBytes,
-                digest: e.digest,
-                collapsed_bundles: ctx.plan.history.length - adm.keptBundles,
-              }, () =>
-                usageStarted(ctx.db, {
-                  runId: snap.run_id,
-                  call: callNo,
-                  modelId: e.modelId,
-                  scope: ctx.scope,
-                  estimate: adm.estimate,
-                  now: ctx.now(),
-                }))
-            );
-          },
-          finished(e) {
-            ledgerWrite(() =>
-              ctx.recorder.durable("model.response.finished", {
-                call: callNo,
-                outcome: e.outcome,
-                error_code: e.errorCode,
-                input_tokens: e.usage.inputTokens,
-                output_tokens: e.usage.outputTokens,
-                usage_complete: e.usage.complete,
-                elapsed_ms: Math.min(86_400_000, Math.max(0, Math.round(e.elapsedMs))),
-                attempts: Math.min(4, e.attempts),
-              }, () =>
-                usageFinished(ctx.db, {
-                  runId: snap.run_id,
-                  call: callNo,
-                  complete: e.usage.complete,
-                  input: e.usage.inputTokens,
-                  output: e.usage.outputTokens,
-                  now: ctx.now(),
-                }))
-            );
-          },
-        },
-        observer: {
-          attemptStarted(e) {
-            guard(
-              ctx,
-              inner,
-              onCallbackError,
-              () =>
-                ctx.recorder.durable("model.transport.attempt.started", {
-                  call: callNo,
-                  attempt: e.attempt,
-                  max_attempts: e.maxAttempts,
-                  phase: e.phase,
-                }),
-            );
-          },
-          attemptFinished(e) {
-            guard(
-              ctx,
-              inner,
-              onCallbackError,
-              () =>
-                ctx.recorder.durable("model.transport.attempt.finished", {
-                  call: callNo,
-                  attempt: e.attempt,
-                  max_attempts: e.maxAttempts,
-                  phase: e.phase,
-                  outcome: e.outcome,
-                  elapsed_ms: Math.min(86_400_000, Math.max(0, Math.round(e.elapsedMs))),
-                  ttfb_ms: e.ttfbMs === null ? null : Math.max(0, Math.round(e.ttfbMs)),
-                }),
-            );
-          },
-        },
-        onDelta(d) {
-          guard(ctx, inner, onCallbackError, () => {
-            if (!blockOpen) {
-              ctx.recorder.durable("assistant.block.started", { block: callNo });
-              blockOpen = true;
-            }
-            ctx.recorder.ephemeral("assistant.block.delta", { block: callNo, text: d.text });
-          });
-        },
-        recover() {
-          // [MB-8] one smaller projection: the latest complete bundle and the current message.
-          if (ctx.plan.history.length < 2) return null;
-          const kept = ctx.plan.history.slice(-1);
-          return render(ctx.plan, kept, makeReceipt(ctx.plan.history.slice(0, -1)), opts);
-        },
-      });
-    } finally {
-      ctx.signal.removeEventListener("abort", onAbort);
-    }
+    const call = await callModel(ctx, adm, opts, counter);
+    const { outcome, blockOpen, callbackCode } = call;
+    const callNo = counter.calls;
     if (callbackCode !== null) {
       const code: ErrorCode = callbackCode;
       finalCode = { code, stage: "journal" };
@@ -398,25 +271,5 @@ export async function driveTurn(ch: WorkerChannel, ctx: TurnContext): Promise<Te
       };
     }
     await reply({ kind: "tool_calls", calls: refs });
-  }
-}
-
-/** Runs a journal write from a Broker callback; a journal failure aborts the model call. */
-function guard(
-  ctx: TurnContext,
-  inner: AbortController,
-  onError: (code: ErrorCode) => void,
-  fn: () => void,
-): void {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AppError) onError(err.code);
-    else if (err instanceof JournalUnavailable) onError("journal_unavailable");
-    else {
-      ctx.log.error("run.callback_failed", { kind: err instanceof Error ? err.name : typeof err });
-      onError("internal_error");
-    }
-    inner.abort();
   }
 }

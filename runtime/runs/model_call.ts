@@ -1,0 +1,187 @@
+/**
+ * One logical model call of a Run through the Broker [MB-9, EV-1, EV-2].
+ *
+ * What this file enforces: the usage row `started` and `model.request.started`
+ * are written in one transaction before any HTTP (a failure there stops the
+ * call); `complete|incomplete` and `model.response.finished` likewise after
+ * it; one durable started/finished pair per real transport attempt; the
+ * answer block opens durably at the first delta and every delta is ephemeral
+ * (live stream only); a journal or cap failure inside any callback aborts the
+ * HTTP stream and is reported as the call's code; the one overflow-recovery
+ * projection [MB-8] keeps only the latest complete bundle and the message.
+ */
+import { AppError, type ErrorCode } from "../errors.ts";
+import { type Admission, type AdmitOptions, makeReceipt, render } from "../context/admission.ts";
+import type { ChatOutcome } from "../model/types.ts";
+import { usageFinished, usageStarted } from "../store/run_store.ts";
+import { JournalUnavailable } from "./run_recorder.ts";
+import type { TurnContext } from "./turn_driver.ts";
+
+export interface ModelCallResult {
+  outcome: ChatOutcome;
+  /** Whether a delta opened the answer block of this call. */
+  blockOpen: boolean;
+  /** A journal/cap failure inside a Broker callback: it, not the Broker's code, ends the Turn. */
+  callbackCode: ErrorCode | null;
+}
+
+/** `counter.calls` numbers logical calls across the Run (recovery calls included). */
+export async function callModel(
+  ctx: TurnContext,
+  adm: Extract<Admission, { ok: true }>,
+  opts: AdmitOptions,
+  counter: { calls: number },
+): Promise<ModelCallResult> {
+  const snap = ctx.snapshot;
+  let blockOpen = false;
+  let outcome: ChatOutcome;
+  /** A journal/cap failure inside a Broker callback: it, not the Broker's code, ends the Turn. */
+  let callbackCode: ErrorCode | null = null;
+  const onCallbackError = (code: ErrorCode) => (callbackCode ??= code);
+  const ledgerWrite = (fn: () => void) => {
+    try {
+      fn();
+    } catch (err) {
+      onCallbackError(
+        err instanceof AppError
+          ? err.code
+          : err instanceof JournalUnavailable
+          ? "journal_unavailable"
+          : "internal_error",
+      );
+      throw err; // the Broker then sends no HTTP / stops the call [MB-9]
+    }
+  };
+  const inner = new AbortController();
+  const onAbort = () => inner.abort();
+  ctx.signal.addEventListener("abort", onAbort, { once: true });
+  if (ctx.signal.aborted) inner.abort();
+  try {
+    outcome = await ctx.broker.chat({
+      modelId: snap.model_id,
+      phase: adm.tools.length > 0 ? "tools" : "plain",
+      messages: adm.messages,
+      tools: adm.tools.length > 0 ? adm.tools : undefined,
+      signal: inner.signal,
+      deadline: ctx.deadline,
+      ledger: {
+        started(e) {
+          counter.calls++;
+          ledgerWrite(() =>
+            ctx.recorder.durable("model.request.started", {
+              call: counter.calls,
+              model_id: e.modelId,
+              phase: e.phase,
+              recovery: e.recovery,
+              token_estimate: e.tokenEstimate,
+              request_bytes: e.requestBytes,
+              digest: e.digest,
+              collapsed_bundles: ctx.plan.history.length - adm.keptBundles,
+            }, () =>
+              usageStarted(ctx.db, {
+                runId: snap.run_id,
+                call: counter.calls,
+                modelId: e.modelId,
+                scope: ctx.scope,
+                estimate: adm.estimate,
+                now: ctx.now(),
+              }))
+          );
+        },
+        finished(e) {
+          ledgerWrite(() =>
+            ctx.recorder.durable("model.response.finished", {
+              call: counter.calls,
+              outcome: e.outcome,
+              error_code: e.errorCode,
+              input_tokens: e.usage.inputTokens,
+              output_tokens: e.usage.outputTokens,
+              usage_complete: e.usage.complete,
+              elapsed_ms: Math.min(86_400_000, Math.max(0, Math.round(e.elapsedMs))),
+              attempts: Math.min(4, e.attempts),
+            }, () =>
+              usageFinished(ctx.db, {
+                runId: snap.run_id,
+                call: counter.calls,
+                complete: e.usage.complete,
+                input: e.usage.inputTokens,
+                output: e.usage.outputTokens,
+                now: ctx.now(),
+              }))
+          );
+        },
+      },
+      observer: {
+        attemptStarted(e) {
+          guard(
+            ctx,
+            inner,
+            onCallbackError,
+            () =>
+              ctx.recorder.durable("model.transport.attempt.started", {
+                call: counter.calls,
+                attempt: e.attempt,
+                max_attempts: e.maxAttempts,
+                phase: e.phase,
+              }),
+          );
+        },
+        attemptFinished(e) {
+          guard(
+            ctx,
+            inner,
+            onCallbackError,
+            () =>
+              ctx.recorder.durable("model.transport.attempt.finished", {
+                call: counter.calls,
+                attempt: e.attempt,
+                max_attempts: e.maxAttempts,
+                phase: e.phase,
+                outcome: e.outcome,
+                elapsed_ms: Math.min(86_400_000, Math.max(0, Math.round(e.elapsedMs))),
+                ttfb_ms: e.ttfbMs === null ? null : Math.max(0, Math.round(e.ttfbMs)),
+              }),
+          );
+        },
+      },
+      onDelta(d) {
+        guard(ctx, inner, onCallbackError, () => {
+          if (!blockOpen) {
+            ctx.recorder.durable("assistant.block.started", { block: counter.calls });
+            blockOpen = true;
+          }
+          ctx.recorder.ephemeral("assistant.block.delta", { block: counter.calls, text: d.text });
+        });
+      },
+      recover() {
+        // [MB-8] one smaller projection: the latest complete bundle and the current message.
+        if (ctx.plan.history.length < 2) return null;
+        const kept = ctx.plan.history.slice(-1);
+        return render(ctx.plan, kept, makeReceipt(ctx.plan.history.slice(0, -1)), opts);
+      },
+    });
+  } finally {
+    ctx.signal.removeEventListener("abort", onAbort);
+  }
+  return { outcome, blockOpen, callbackCode };
+}
+
+/** Runs a journal write from a Broker observer; a failure records its code and aborts the call. */
+function guard(
+  ctx: TurnContext,
+  inner: AbortController,
+  onError: (code: ErrorCode) => void,
+  fn: () => void,
+): void {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof AppError) onError(err.code);
+    else if (err instanceof JournalUnavailable) onError("journal_unavailable");
+    else {
+      ctx.log.error("run.callback_failed", { kind: err instanceof Error ? err.name : typeof err });
+      onError("internal_error");
+    }
+    inner.abort();
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * Restart recovery of Runs [CV-6, TL-2, EV-1]: runs once at startup, before
+ * the server accepts requests, for every active Agent.
+ *
+ * What this file enforces: every Run left `running` becomes `interrupted` in
+ * one transaction per Run — its journal (validated first) gets the terminal
+ * `run.failed {code: run_interrupted, stage: recovery}`, or is tombstoned if
+ * it no longer validates; its Turn is interrupted (never committed as
+ * history), usage leftovers become `incomplete`, pending approvals expire.
+ * Operations left `intent`/`dispatched` become `outcome_unknown` and are never
+ * re-dispatched. Every Run root of the Agent is removed.
+ */
+import type { AgentService } from "../agents/service.ts";
+import { RunJournal, validateJournal, writeStaged } from "../events/journal.ts";
+import { agentRuntimeRel, type HomeLayout } from "../home.ts";
+import type { Logger } from "../log.ts";
+import { canonicalJson } from "../protocol/digest.ts";
+import { finishTurnInTransaction } from "../store/agent_state_store.ts";
+import {
+  expirePermissions,
+  listEvents,
+  operationsOutcomeUnknown,
+  pruneToTombstone,
+  runningRuns,
+  setRunTerminal,
+  usageCloseRun,
+} from "../store/run_store.ts";
+import { transaction } from "../store/sqlite.ts";
+
+export interface RecoveryOptions {
+  home: HomeLayout;
+  agents: AgentService;
+  log: Logger;
+  now: () => number;
+}
+
+export function recoverRuns(
+  opts: RecoveryOptions,
+): { interrupted: number; unknownOperations: number } {
+  const now = opts.now;
+  let interrupted = 0;
+  let unknown = 0;
+  for (const agent of opts.agents.list()) {
+    if (agent.state !== "active") continue;
+    const db = opts.agents.pool.get(agent.id);
+    const at = now();
+    for (const run of runningRuns(db)) {
+      interrupted++;
+      const rows = listEvents(db, run.id);
+      const v = validateJournal(run, agent.id, rows);
+      const ids = { run_id: run.id, agent_id: agent.id, conversation_id: run.conversation_id };
+      transaction(db, () => {
+        if (v.ok) {
+          const j = RunJournal.restore(ids, rows, now);
+          const s = j.stage("run.failed", {
+            code: "run_interrupted",
+            stage: "recovery",
+            retryable: true,
+            duration_ms: Math.min(86_400_000, Math.max(0, at - run.created_at)),
+          });
+          writeStaged(db, j, [s]);
+        } else {
+          opts.log.warn("run.recovery_invalid_journal", { reason: v.reason });
+          pruneToTombstone(
+            db,
+            run.id,
+            canonicalJson({ v: 1, run_id: run.id, state: "interrupted", valid: false }),
+          );
+        }
+        setRunTerminal(db, run.id, "interrupted", "run_interrupted", at);
+        // Usually already done by the agents' recovery (interruptRunningTurns); a no-op then.
+        finishTurnInTransaction(db, run.turn_id, {
+          state: "interrupted",
+          code: "run_interrupted",
+          stage: "restart",
+          retryable: true,
+        }, at);
+        usageCloseRun(db, run.id, at);
+        expirePermissions(db, run.id, at);
+      });
+    }
+    unknown += operationsOutcomeUnknown(db, at);
+    const runsRel = `${agentRuntimeRel(agent.id)}/runs`;
+    try {
+      Deno.removeSync(`${opts.home.root}/${runsRel}`, { recursive: true });
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    }
+  }
+  if (interrupted > 0 || unknown > 0) {
+    opts.log.info("runs.recovered", { interrupted, unknown_operations: unknown });
+  }
+  return { interrupted, unknownOperations: unknown };
+}

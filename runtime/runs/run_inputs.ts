@@ -1,0 +1,101 @@
+/**
+ * The trusted inputs of a Run and of the NextTurnProjection: the Agent's
+ * state database, the qualified model profile, the instruction file [CX-2],
+ * completed-Turn history [CV-5] and the EffectiveToolSet [TL-1].
+ *
+ * What this file enforces: history holds only `completed` Turns with a
+ * committed assistant message (failed/cancelled/interrupted never reach the
+ * model), read newest-first with a bound and handed over oldest-first; an
+ * instruction file that fails any check refuses the Run with its own code; a
+ * model without the `tools` capability gets an empty ToolSet; browser Runs are
+ * interactive (`ask` tools wait for approval) and `exec/run` is denied while
+ * this build has no runner dispatch [TL-7].
+ */
+import type { AgentService } from "../agents/service.ts";
+import type { HistoryBundle } from "../context/plan.ts";
+import { AppError } from "../errors.ts";
+import { agentDataRel, type HomeLayout } from "../home.ts";
+import type { ModelBroker } from "../model/types.ts";
+import { canonicalJson, domainDigest } from "../protocol/digest.ts";
+import { getConversation, pageTurns } from "../store/agent_state_store.ts";
+import type { DatabaseSync } from "../store/sqlite.ts";
+import type { ToolCatalog } from "../tools/catalog.ts";
+import { type EffectiveToolSet, resolveToolSet } from "../tools/policy.ts";
+import { readInstructionFile } from "../workspace/instruction_file.ts";
+
+/** Completed Turns read for history per Run (collapse keeps what fits). */
+export const HISTORY_TURNS_READ_MAX = 256;
+/** exec/run needs the runner sandbox [TL-7], which this build does not dispatch to: deny it. */
+const NO_RUNNER_RULES = [{ tool_id: "exec/run", decision: "deny" as const }];
+
+export interface RunInputsOptions {
+  home: HomeLayout;
+  agents: AgentService;
+  broker: ModelBroker;
+  catalog: ToolCatalog;
+}
+
+export type RunInputs = ReturnType<typeof createRunInputs>;
+
+export function createRunInputs(opts: RunInputsOptions) {
+  const catalog = opts.catalog;
+  function stateDb(agentId: string): DatabaseSync {
+    opts.agents.requireUsable(agentId);
+    return opts.agents.pool.get(agentId);
+  }
+
+  function workspaceDir(agentId: string): string {
+    return `${opts.home.root}/${agentDataRel(agentId)}/workspace`;
+  }
+
+  function defaultModelId(): string {
+    const p = opts.broker.publicProfiles();
+    return (p.find((x) => x.default) ?? p[0]).id;
+  }
+
+  function history(db: DatabaseSync, conversationId: string): HistoryBundle[] {
+    // Only completed Turns with a committed answer enter history [CV-5].
+    return pageTurns(db, conversationId, null, HISTORY_TURNS_READ_MAX)
+      .slice(0, HISTORY_TURNS_READ_MAX)
+      .filter((t) => t.state === "completed" && typeof t.assistant_message === "string")
+      .reverse()
+      .map((t) => ({ turnId: t.id, user: t.user_message, assistant: t.assistant_message! }));
+  }
+
+  function toolsetFor(toolsCapable: boolean): EffectiveToolSet {
+    const rules = toolsCapable
+      ? NO_RUNNER_RULES
+      : catalog.specs.map((s) => ({ tool_id: s.id, decision: "deny" as const }));
+    // Browser Runs are interactive: `ask` tools wait for the operator's approval [TL-2].
+    return resolveToolSet({ catalog, rules, interactive: true, id: crypto.randomUUID() });
+  }
+
+  function usageScope(modelId: string, toolset: EffectiveToolSet): string {
+    return domainDigest(
+      "agent-builder/usage-scope/v1",
+      canonicalJson({ model: modelId, toolset: toolset.digest, renderer: "v1" }),
+    );
+  }
+
+  /** Inputs shared by a Run and the NextTurnProjection. */
+  async function prepare(agentId: string, conversationId: string, modelId: string) {
+    const db = stateDb(agentId);
+    const conv = getConversation(db, conversationId);
+    if (!conv) throw new AppError("conversation_not_found");
+    const prof = await opts.broker.profile(modelId);
+    if (!prof.ok) throw new AppError(prof.code);
+    const instr = readInstructionFile(workspaceDir(agentId));
+    if (!instr.ok) throw new AppError(instr.code, "instruction file refused");
+    const toolset = toolsetFor(prof.profile.capabilities.tools);
+    return {
+      db,
+      conv,
+      profile: prof.profile,
+      toolset,
+      instructions: instr.present ? instr.text : null,
+      history: history(db, conversationId),
+    };
+  }
+
+  return { stateDb, workspaceDir, defaultModelId, prepare, usageScope };
+}
