@@ -26,6 +26,8 @@ const FAULTS: Record<string, Partial<ConfineSteps>> = {
   truncated_filter: { buildFilter: () => new Uint8Array(12) },
   // An installer that claims success without installing anything.
   seccomp_skipped: { installSeccomp: () => ({ ok: true }) },
+  // Control for the parent-death test: never arm PDEATHSIG.
+  no_pdeathsig: { parentDeathSignal: () => ({ ok: true }) },
   // Control for the fd test: leave inherited descriptors open across execve.
   keep_inherited_fds: { closeInheritedFds: () => ({ ok: true }) },
 };
