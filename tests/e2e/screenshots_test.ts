@@ -61,6 +61,7 @@ for (const vp of VIEWPORTS) {
         await shot(page, `${vp.name}-06-conversation-menu`);
         await page.keyboard.press("Escape");
         await page.emulateMedia({ colorScheme: "dark" });
+        await page.waitForTimeout(300); // let colour transitions settle
         await shot(page, `${vp.name}-04-answer-dark`);
         await page.emulateMedia({ colorScheme: "light" });
       }

@@ -5,7 +5,7 @@
  * while a Run streams re-attaches to it and sees it finish.
  */
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
-import { text } from "../../tools/fake_ollama/scenarios.ts";
+import { inBandError, text } from "../../tools/fake_ollama/scenarios.ts";
 import { createAgent, createConversation, openLoggedIn, send, startUiEnv } from "./_ui_support.ts";
 
 const SLOW = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
@@ -71,6 +71,29 @@ Deno.test("reloading the page during a run re-attaches to it and shows the finis
     await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 30_000 });
     assertEquals(await page.textContent("[data-testid=assistant-markdown] strong"), "end");
     assertEquals(await page.textContent("[data-testid=user-message]"), "stream while I reload");
+    assertEquals(errors, []);
+  } finally {
+    await env.close();
+  }
+});
+
+Deno.test("a failed turn shows its safe code, stage and duration, and never a partial answer", async () => {
+  const env = await startUiEnv();
+  try {
+    const { page, errors } = await openLoggedIn(env);
+    await createAgent(page, "Failing");
+    await createConversation(page);
+    env.ollama.enqueue(inBandError());
+    await send(page, "this will fail");
+    const terminal = await page.waitForSelector(
+      "[data-testid=turn][data-state=failed] [data-testid=turn-terminal]",
+      { timeout: 20_000 },
+    );
+    const summary = await terminal.textContent() ?? "";
+    assertMatch(summary, /Failed/);
+    assertMatch(summary, /model_[a-z_]+/);
+    assertMatch(summary, /stage \S+/);
+    assertEquals(await page.$("[data-testid=assistant-markdown]"), null);
     assertEquals(errors, []);
   } finally {
     await env.close();

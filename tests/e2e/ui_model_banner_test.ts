@@ -1,0 +1,37 @@
+/**
+ * [UI-5, UI-6, MB-2, CV-5] with no reachable Ollama the UI still works, says
+ * the model is unavailable and how to connect it (`--ollama URL`), and a sent
+ * message is refused at admission with the fixed code while the draft is kept
+ * — nothing is faked and no Turn appears.
+ */
+import { assertEquals, assertMatch } from "../helpers/assert.ts";
+import { launchBrowser, watchPageErrors } from "../helpers/browser.ts";
+import { readBootstrapToken } from "../helpers/login.ts";
+import { freePort, startTestServer } from "../helpers/server.ts";
+import { createConversation, send } from "./_ui_support.ts";
+
+Deno.test("without a reachable model the banner explains --ollama and a message is refused with its code", async () => {
+  const server = await startTestServer({ args: ["--ollama", `http://127.0.0.1:${freePort()}`] });
+  const browser = await launchBrowser();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const errors = watchPageErrors(page);
+    await page.goto(`${server.url}/`);
+    await page.fill("[data-testid=login-token]", readBootstrapToken(server.home));
+    await page.click("[data-testid=login-submit]");
+    const banner = await page.waitForSelector("[data-testid=model-banner]", { timeout: 15_000 });
+    assertMatch(await banner.textContent() ?? "", /Model unavailable[\s\S]*--ollama/);
+
+    await createConversation(page);
+    await send(page, "is anyone there?");
+    const toast = await page.waitForSelector("[data-testid=error-toast]", { timeout: 10_000 });
+    assertMatch(await toast.textContent() ?? "", /model is unavailable[\s\S]*model_unavailable/);
+    assertEquals(await page.$$eval("[data-testid=turn]", (t) => t.length), 0);
+    assertEquals(await page.inputValue("[data-testid=composer-input]"), "is anyone there?");
+    // Only the refused request itself may be logged by the browser.
+    assertEquals(errors.filter((e) => !/status of 503/.test(e)), []);
+  } finally {
+    await browser.close();
+    await server.stop();
+  }
+});
