@@ -64,6 +64,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
     if (stopping) return;
     stopping = true;
     log.info("server.stopping", { signal });
+    // Stop admission and converge active Runs first: their live SSE streams end
+    // with the Runs, so the HTTP shutdown below does not wait on them [OP-2].
+    await app.runs.shutdown();
     await server.shutdown();
   };
   const onInt = () => void stop("SIGINT");

@@ -195,3 +195,19 @@ Deno.test("history past 80 % of the budget collapses the oldest Turn; the transc
     await h.close();
   }
 });
+
+Deno.test("SIGTERM during a streaming Run cancels it and closes its SSE stream promptly", async () => {
+  const h = await startRunHarness();
+  const conv = await newConversation(h);
+  h.ollama.enqueue(scenarios.stall());
+  const r = await submit(h, conv, "stall until shutdown");
+  await readSse(h, r.body.run_id, { until: (f) => f.event === "assistant.block.delta" });
+  const stream = readSse(h, r.body.run_id);
+  const t0 = Date.now();
+  assertEquals(await h.server.stop(), 0);
+  assert(Date.now() - t0 < 10_000, `shutdown took ${Date.now() - t0} ms`);
+  const frames = await stream;
+  assertEquals(frames.at(-1)!.event, "run.cancelled");
+  assertEquals(frames.at(-1)!.data.payload.reason, "shutdown");
+  await h.ollama.close();
+});
