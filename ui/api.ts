@@ -4,10 +4,11 @@
  * request, and turns the fixed error envelope into an `ApiError` with the
  * fixed `code` (plus `retryAfter` for 429).
  *
- * SECURITY: requests are same-origin only (`credentials: "same-origin"`); the
- * page's Referrer-Policy is no-referrer, which would make browsers send
- * `Origin: null` on POSTs, so each request asks for `referrerPolicy:
- * "same-origin"` — the server requires the exact Origin on state changes.
+ * SECURITY: requests are same-origin only (`credentials: "same-origin"`). The
+ * page's Referrer-Policy is no-referrer, under which the Fetch standard sends
+ * `Origin: null` on non-CORS POSTs, so each request asks for
+ * `referrerPolicy: "same-origin"`: the server requires the exact Origin on
+ * every state change.
  */
 
 export type ApiMethod = "GET" | "POST" | "PATCH" | "DELETE";
