@@ -16,6 +16,7 @@
  * path that sends the frame is only reachable after Landlock succeeded.
  */
 import type { AttestationFrame } from "../runtime/protocol/ipc.ts";
+import { LANDLOCK_MIN_ABI } from "../runtime/limits.ts";
 import { closeFd, cstr, O_CLOEXEC, O_DIRECTORY, O_RDONLY, syscall } from "./libc.ts";
 import { readProcText } from "./procfs.ts";
 
@@ -79,6 +80,8 @@ export function attestationProblems(
   const out: string[] = [];
   if (frame.pid !== exp.pid) out.push(`frame pid ${frame.pid} != child ${exp.pid}`);
   if (frame.ppid !== exp.supervisorPid) out.push(`frame ppid ${frame.ppid}`);
+  // Self-reported (Landlock has no /proc field), but a Worker claiming less is refused.
+  if (frame.landlock_abi < LANDLOCK_MIN_ABI) out.push(`frame landlock_abi ${frame.landlock_abi}`);
   const s = parseStatus(snap.status);
   if (s.get("Tgid") !== String(exp.pid)) out.push(`Tgid ${s.get("Tgid")}`);
   if (s.get("PPid") !== String(exp.supervisorPid)) out.push(`PPid ${s.get("PPid")}`);

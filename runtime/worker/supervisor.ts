@@ -144,7 +144,12 @@ export function productionWorkerCommand(
   };
 }
 
-function exitCodeFor(reason: WorkerExitReason, code: number | null): ErrorCode | null {
+/** The fixed code a Worker's ending maps to (exported for the table test). */
+export function exitCodeFor(
+  reason: WorkerExitReason,
+  code: number | null,
+  signal: string | null = null,
+): ErrorCode | null {
   switch (reason) {
     case "deadline":
       return "model_turn_deadline";
@@ -157,6 +162,8 @@ function exitCodeFor(reason: WorkerExitReason, code: number | null): ErrorCode |
     case "killed":
       return "worker_crashed";
     case "exited":
+      // The kernel enforces RLIMIT_CPU / RLIMIT_FSIZE with these signals.
+      if (signal === "SIGXCPU" || signal === "SIGXFSZ") return "worker_resource_limit";
       return code === 0 ? null : "worker_crashed";
     default: {
       const never: never = reason;
@@ -319,7 +326,7 @@ export async function spawnConfinedWorker<T>(
       code: st.signal === null ? st.code : null,
       signal: st.signal,
       reason: r,
-      errorCode: exitCodeFor(r, st.signal === null ? st.code : null),
+      errorCode: exitCodeFor(r, st.signal === null ? st.code : null, st.signal),
     };
     opts.log.info("worker_exited", { pid, reason: r, code: exit.code, signal: exit.signal });
     return exit;

@@ -4,6 +4,7 @@
  */
 import { assertEquals } from "../helpers/assert.ts";
 import { attestationProblems, parseStat, type ProcSnapshot } from "../../sandbox/attestation.ts";
+import { exitCodeFor } from "../../runtime/worker/supervisor.ts";
 import { type AttestationFrame, IPC_PROTOCOL_VERSION } from "../../runtime/protocol/ipc.ts";
 
 const PID = 500;
@@ -67,9 +68,10 @@ Deno.test("wrong identity, parent, session and filter count are each named", () 
     stat: stat(77, 78),
     tasks: new Map([[PID, status()]]),
   };
-  assertEquals(attestationProblems({ ...frame, pid: 9, ppid: 1 }, s, exp), [
+  assertEquals(attestationProblems({ ...frame, pid: 9, ppid: 1, landlock_abi: 5 }, s, exp), [
     "frame pid 9 != child 500",
     "frame ppid 1",
+    "frame landlock_abi 5",
     "PPid 1",
     "pgrp 77",
     "session 78",
@@ -94,4 +96,20 @@ Deno.test("a snapshot without tasks is not verified", () => {
 Deno.test("parseStat() reads pgrp, session and start time after a comm with spaces and parens", () => {
   const s = `${PID} (a) b) c) S 1 42 43 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 123456 0`;
   assertEquals(parseStat(s), { pgrp: 42, session: 43, startTime: 123456n });
+});
+
+Deno.test("every Worker ending maps to one fixed code", () => {
+  const table: Array<[Parameters<typeof exitCodeFor>, string | null]> = [
+    [["exited", 0, null], null],
+    [["exited", 3, null], "worker_crashed"],
+    [["exited", null, "SIGSYS"], "worker_crashed"],
+    [["exited", null, "SIGXCPU"], "worker_resource_limit"],
+    [["exited", null, "SIGXFSZ"], "worker_resource_limit"],
+    [["deadline", null, "SIGKILL"], "model_turn_deadline"],
+    [["tree_limit", null, "SIGKILL"], "worker_resource_limit"],
+    [["protocol", null, "SIGKILL"], "worker_protocol_error"],
+    [["cancelled", 0, null], "run_cancelled"],
+    [["killed", null, "SIGKILL"], "worker_crashed"],
+  ];
+  for (const [args, code] of table) assertEquals(exitCodeFor(...args), code, args.join(","));
 });
