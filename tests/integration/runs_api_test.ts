@@ -150,3 +150,27 @@ Deno.test("Run routes over HTTP", async (t) => {
     await h.close();
   }
 });
+
+Deno.test("deleting an Agent cancels its active Run first", async () => {
+  const h = await startRunHarness();
+  try {
+    const created = await h.api("POST", "/api/agents", { name: "doomed" });
+    assertEquals(created.status, 201);
+    const agent = created.body.agent.id;
+    const conv = (await h.api("POST", `/api/agents/${agent}/sessions`, {})).body.session.id;
+    h.ollama.enqueue(scenarios.stall());
+    const r = await h.api("POST", `/api/agents/${agent}/sessions/${conv}/runs`, { message: "hi" });
+    assertEquals(r.status, 202);
+    const other = { ...h, agent };
+    await readSse(other, r.body.run_id, { until: (f) => f.event === "assistant.block.delta" });
+    const stream = readSse(other, r.body.run_id);
+    const del = await h.api("DELETE", `/api/agents/${agent}`);
+    assertEquals(del.status, 200);
+    const frames = await stream;
+    assertEquals(frames.at(-1)!.event, "run.cancelled");
+    assertEquals(frames.at(-1)!.data.payload.reason, "agent_delete");
+    assertEquals(codeOf(await h.api("GET", `/api/agents/${agent}`)), "agent_not_found");
+  } finally {
+    await h.close();
+  }
+});
