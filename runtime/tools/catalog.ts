@@ -134,7 +134,7 @@ export const BUILTIN_TOOL_SPECS: readonly ToolSpec[] = [
     timeout_ms: SEARCH_TIMEOUT_MS,
     cancellable: true,
     input_max_bytes: 1024,
-    output_max_bytes: SEARCH_RESULT_MAX_BYTES,
+    output_max_bytes: 2 * SEARCH_RESULT_MAX_BYTES, // 12 KiB of results plus JSON framing
   },
   {
     id: "file/grep",
@@ -156,7 +156,7 @@ export const BUILTIN_TOOL_SPECS: readonly ToolSpec[] = [
     timeout_ms: SEARCH_TIMEOUT_MS,
     cancellable: true,
     input_max_bytes: 2048,
-    output_max_bytes: SEARCH_RESULT_MAX_BYTES,
+    output_max_bytes: 2 * SEARCH_RESULT_MAX_BYTES, // 12 KiB of results plus JSON framing
   },
   {
     id: "file/edit",
