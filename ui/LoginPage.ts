@@ -5,7 +5,8 @@
  * statement that one token controls the whole installation.
  *
  * SECURITY: the token is only sent in the POST body; it is never put in the
- * URL, stored, or logged, and the field is cleared after every attempt.
+ * URL (the form is `method="post"` so even a native submit cannot add it to
+ * the query), stored, or logged, and the field is cleared after every attempt.
  */
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
@@ -68,7 +69,7 @@ export function LoginPage(p: LoginPageProps) {
 
   return html`
     <main class="login" data-testid="login-page">
-      <form class="login-card" onSubmit=${submit} autocomplete="off" novalidate>
+      <form class="login-card" method="post" onSubmit=${submit} autocomplete="off" novalidate>
         <h1>Agent Builder</h1>
         <p class="login-hint">
           Enter the bootstrap token from <code>.runtime/secrets/web-bootstrap-token</code> in the
