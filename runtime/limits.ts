@@ -111,6 +111,8 @@ export const CONTENT_DELTA_COALESCE_MS = 50;
 export const CONTEXT_TEMPLATE_RESERVE_TOKENS = 256; // [CX-3]
 export const CONTEXT_COLLAPSE_PERCENT = 80;
 export const CONTEXT_CALIBRATION_USAGES = 16; // [CX-5]
+/** Compiled plans kept for inspection [CX-4]; each holds up to ~5 MiB of history text. */
+export const CONTEXT_PLANS_IN_MEMORY = 8;
 
 // ── Worker sandbox / IPC [SB] ────────────────────────────────────────────────
 export const WORKER_MODEL_CALLS_MAX = 4; // [SB-5]

@@ -29,7 +29,7 @@ import { LiveHub } from "../events/live_hub.ts";
 import { agentRuntimeRel, type HomeLayout } from "../home.ts";
 import {
   ACTIVE_RUNS_TOTAL_MAX,
-  LIVE_RUNS_IN_MEMORY,
+  CONTEXT_PLANS_IN_MEMORY,
   RUN_DEADLINE_MS,
   SHUTDOWN_GRACE_MS,
   USER_MESSAGE_MAX_BYTES,
@@ -106,7 +106,7 @@ export function createRunService(opts: RunServiceOptions) {
   const hub = new LiveHub();
   const approvals = new Approvals();
   const active = new Map<string, ActiveRun>();
-  /** Plans of recent Runs for inspection [CX-4]; bounded like the live hub. */
+  /** Plans of the most recent Runs for inspection [CX-4]; older Runs answer from run.started. */
   const plans = new Map<string, ContextPlan>();
   /** Every Run not yet fully cleaned up (Worker reaped, Run root removed). */
   const pendingExits = new Set<Promise<void>>();
@@ -121,7 +121,7 @@ export function createRunService(opts: RunServiceOptions) {
 
   function rememberPlan(runId: string, plan: ContextPlan): void {
     plans.set(runId, plan);
-    while (plans.size > LIVE_RUNS_IN_MEMORY) plans.delete(plans.keys().next().value!);
+    while (plans.size > CONTEXT_PLANS_IN_MEMORY) plans.delete(plans.keys().next().value!);
   }
 
   const inputs = createRunInputs({
