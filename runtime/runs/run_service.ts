@@ -328,10 +328,14 @@ export function createRunService(opts: RunServiceOptions) {
       });
     } catch (err) {
       if (err instanceof AppError) {
-        const stage = err.code.startsWith("sandbox") ? "sandbox" : "worker";
+        const stage = err.code.startsWith("sandbox")
+          ? "sandbox"
+          : err.code === "run_event_limit"
+          ? "journal"
+          : "worker";
         terminal = run.reason && run.reason !== "deadline"
           ? { state: "cancelled", reason: run.reason }
-          : { state: "failed", code: err.code === "run_event_limit" ? err.code : err.code, stage };
+          : { state: "failed", code: err.code, stage };
       } else {
         opts.log.error("run.execute_failed", {
           kind: err instanceof Error ? err.name : typeof err,
