@@ -17,8 +17,8 @@
  */
 import type { AttestationFrame } from "../runtime/protocol/ipc.ts";
 import { LANDLOCK_MIN_ABI } from "../runtime/limits.ts";
-import { closeFd, cstr, O_CLOEXEC, O_DIRECTORY, O_RDONLY, syscall } from "./libc.ts";
-import { readProcText } from "./procfs.ts";
+import { cstr, syscall } from "./libc.ts";
+import { listNumericEntries, readProcText } from "./procfs.ts";
 
 export interface AttestationExpectations {
   /** The pid Deno.Command reported for the child. */
@@ -120,33 +120,6 @@ export function openFdTargets(pid: number): Map<number, string> {
     const buf = new Uint8Array(4096);
     const r = syscall("readlinkat", -100, cstr(`/proc/${pid}/fd/${fd}`), buf, buf.length);
     if (r.ret > 0n) out.set(fd, new TextDecoder().decode(buf.subarray(0, Number(r.ret))));
-  }
-  return out;
-}
-
-/** Numeric directory entries (pids/tids) through getdents64; bounded. */
-function listNumericEntries(dir: string): number[] {
-  const o = syscall("openat", -100, cstr(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-  if (o.ret < 0n) return [];
-  const fd = Number(o.ret);
-  const out: number[] = [];
-  try {
-    const buf = new Uint8Array(32 * 1024);
-    for (let round = 0; round < 64; round++) {
-      const r = syscall("getdents64", fd, buf, buf.length);
-      if (r.ret <= 0n) break;
-      const v = new DataView(buf.buffer);
-      for (let off = 0; off < Number(r.ret);) {
-        const reclen = v.getUint16(off + 16, true);
-        let end = off + 19;
-        while (buf[end] !== 0) end++;
-        const name = new TextDecoder().decode(buf.subarray(off + 19, end));
-        if (/^[0-9]+$/.test(name)) out.push(Number(name));
-        off += reclen;
-      }
-    }
-  } finally {
-    closeFd(fd);
   }
   return out;
 }

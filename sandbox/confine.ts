@@ -24,7 +24,12 @@
 import { type LandlockPlan, planLandlock } from "./landlock.ts";
 import { applyLandlockOnCurrentThread } from "./landlock.ts";
 import { landlockAbi } from "./probe.ts";
-import { applyRlimits, type RlimitSetting, workerRlimitPlan } from "./rlimits.ts";
+import {
+  applyRlimits,
+  countTasksOfRealUid,
+  type RlimitSetting,
+  workerRlimitPlan,
+} from "./rlimits.ts";
 import { dropAllCapabilities } from "./capabilities.ts";
 import { buildWorkerFilter, type WorkerFilterOptions } from "./seccomp_bpf.ts";
 import { installSeccompAllThreads } from "./seccomp.ts";
@@ -45,6 +50,8 @@ export interface ConfineSteps {
   newSession(): StepResult;
   closeInheritedFds(): StepResult;
   umask(): StepResult;
+  /** Tasks of the real uid now (0 for root, which RLIMIT_NPROC does not bind). */
+  uidTaskCount(): number;
   rlimits(plan: readonly RlimitSetting[]): StepResult;
   parentDeathSignal(expectedParent: number): StepResult;
   dropCapabilities(): StepResult;
@@ -75,6 +82,10 @@ export const PRODUCTION_STEPS: ConfineSteps = {
   umask: () => {
     syscall("umask", 0o077);
     return { ok: true };
+  },
+  uidTaskCount: () => {
+    const uid = Number(syscall("getuid").ret);
+    return uid === 0 ? 0 : countTasksOfRealUid(uid);
   },
   rlimits: (plan) => applyRlimits(plan),
   parentDeathSignal: (expectedParent) => {
@@ -149,7 +160,7 @@ export function runStage1(
     () => steps.newSession(),
     () => steps.closeInheritedFds(),
     () => steps.umask(),
-    () => steps.rlimits(workerRlimitPlan()),
+    () => steps.rlimits(workerRlimitPlan(steps.uidTaskCount())),
     () => steps.parentDeathSignal(inputs.expectedParent),
     () => steps.dropCapabilities(),
     () => steps.noNewPrivs(),

@@ -74,6 +74,7 @@ const NR_TABLE = {
   bind: [49, 200],
   readlinkat: [267, 78],
   fallocate: [285, 47],
+  getuid: [102, 174],
 } as const;
 
 export type SyscallName = keyof typeof NR_TABLE;

@@ -3,7 +3,17 @@
  * --allow-all for /proc paths; the Control Plane reads them (attestation,
  * pid records, doctor) through openat/read on libc instead, with a size cap.
  */
-import { closeFd, cstr, ENOENT, ESRCH, O_CLOEXEC, O_NOFOLLOW, O_RDONLY, syscall } from "./libc.ts";
+import {
+  closeFd,
+  cstr,
+  ENOENT,
+  ESRCH,
+  O_CLOEXEC,
+  O_DIRECTORY,
+  O_NOFOLLOW,
+  O_RDONLY,
+  syscall,
+} from "./libc.ts";
 
 const PROC_READ_MAX = 64 * 1024;
 
@@ -35,4 +45,31 @@ export function readProcText(path: string): string | null {
   } finally {
     closeFd(fd);
   }
+}
+
+/** Numeric directory entries (pids/tids) through getdents64; bounded. */
+export function listNumericEntries(dir: string): number[] {
+  const o = syscall("openat", -100, cstr(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+  if (o.ret < 0n) return [];
+  const fd = Number(o.ret);
+  const out: number[] = [];
+  try {
+    const buf = new Uint8Array(32 * 1024);
+    for (let round = 0; round < 64; round++) {
+      const r = syscall("getdents64", fd, buf, buf.length);
+      if (r.ret <= 0n) break;
+      const v = new DataView(buf.buffer);
+      for (let off = 0; off < Number(r.ret);) {
+        const reclen = v.getUint16(off + 16, true);
+        let end = off + 19;
+        while (buf[end] !== 0) end++;
+        const name = new TextDecoder().decode(buf.subarray(off + 19, end));
+        if (/^[0-9]+$/.test(name)) out.push(Number(name));
+        off += reclen;
+      }
+    }
+  } finally {
+    closeFd(fd);
+  }
+  return out;
 }

@@ -16,6 +16,7 @@ import {
   WORKER_RLIMIT_NPROC,
 } from "../runtime/limits.ts";
 import { syscall } from "./libc.ts";
+import { listNumericEntries, readProcText } from "./procfs.ts";
 
 export const RLIMIT_CPU = 0;
 export const RLIMIT_FSIZE = 1;
@@ -31,15 +32,23 @@ export interface RlimitSetting {
   value: bigint;
 }
 
-/** The Worker's limits, from runtime/limits.ts. */
-export function workerRlimitPlan(): RlimitSetting[] {
+/**
+ * The Worker's limits, from runtime/limits.ts. RLIMIT_NPROC counts every task
+ * of the real uid, not just the Worker's: for an unprivileged operator it is
+ * set to the uid's current task count plus WORKER_RLIMIT_NPROC, so a busy
+ * desktop session does not starve the Worker of threads while the Worker still
+ * cannot add more than that many. (Root ignores RLIMIT_NPROC; seccomp is what
+ * stops process creation in every case.)
+ */
+export function workerRlimitPlan(uidTasks = 0): RlimitSetting[] {
+  const nproc = WORKER_RLIMIT_NPROC + Math.max(0, Math.floor(uidTasks));
   return [
     { resource: RLIMIT_CPU, name: "cpu", value: BigInt(WORKER_RLIMIT_CPU_S) },
     { resource: RLIMIT_AS, name: "as", value: BigInt(WORKER_RLIMIT_AS_BYTES) },
     { resource: RLIMIT_DATA, name: "data", value: BigInt(WORKER_RLIMIT_DATA_BYTES) },
     { resource: RLIMIT_FSIZE, name: "fsize", value: BigInt(WORKER_RLIMIT_FSIZE_BYTES) },
     { resource: RLIMIT_NOFILE, name: "nofile", value: BigInt(WORKER_RLIMIT_NOFILE) },
-    { resource: RLIMIT_NPROC, name: "nproc", value: BigInt(WORKER_RLIMIT_NPROC) },
+    { resource: RLIMIT_NPROC, name: "nproc", value: BigInt(nproc) },
     { resource: RLIMIT_CORE, name: "core", value: 0n },
   ];
 }
@@ -62,4 +71,17 @@ export function applyRlimits(plan: readonly RlimitSetting[]): RlimitResult {
     if (r.ret !== 0n) return { ok: false, step: `rlimit_${s.name}`, errno: r.errno };
   }
   return { ok: true };
+}
+
+/** Tasks (threads) currently owned by `uid` as real uid, summed over /proc. */
+export function countTasksOfRealUid(uid: number): number {
+  let n = 0;
+  for (const pid of listNumericEntries("/proc")) {
+    const status = readProcText(`/proc/${pid}/status`);
+    if (status === null) continue; // exited while we looked
+    const real = /\nUid:\s+(\d+)/.exec(status)?.[1];
+    const threads = /\nThreads:\s+(\d+)/.exec(status)?.[1];
+    if (real !== undefined && Number(real) === uid) n += Number(threads ?? 1);
+  }
+  return n;
 }

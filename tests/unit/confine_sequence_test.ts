@@ -3,7 +3,11 @@
  * order is exactly the SPEC's, and a failing step stops everything after it —
  * in particular nothing execs into stage 2 and nothing attests unconfined.
  */
-import { assertEquals } from "../helpers/assert.ts";
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { WORKER_RLIMIT_NPROC } from "../../runtime/limits.ts";
+import { countTasksOfRealUid, workerRlimitPlan } from "../../sandbox/rlimits.ts";
+import { syscall } from "../../sandbox/libc.ts";
+import { readProcText } from "../../sandbox/procfs.ts";
 import { type ConfineSteps, runStage1, runStage2, type StepResult } from "../../sandbox/confine.ts";
 
 const OK: StepResult = { ok: true };
@@ -18,6 +22,7 @@ function recorder(failAt?: string, abi = 7) {
     newSession: step("setsid"),
     closeInheritedFds: step("close_fds"),
     umask: step("umask"),
+    uidTaskCount: () => 0,
     rlimits: step("rlimits"),
     parentDeathSignal: step("pdeathsig"),
     dropCapabilities: step("drop_caps"),
@@ -89,4 +94,18 @@ Deno.test("a failing seccomp install fails stage 2 before verification", () => {
   const r = recorder("seccomp");
   assertEquals(runStage2(r.steps), { ok: false, step: "seccomp", errno: 1 });
   assertEquals(r.calls, ["non_dumpable", "warm_up_signals", "seccomp"]);
+});
+
+Deno.test("RLIMIT_NPROC is the uid's current task count plus the Worker's allowance", () => {
+  const nproc = (tasks: number) => workerRlimitPlan(tasks).find((s) => s.name === "nproc")?.value;
+  assertEquals(nproc(0), BigInt(WORKER_RLIMIT_NPROC));
+  assertEquals(nproc(900), BigInt(WORKER_RLIMIT_NPROC + 900));
+  assertEquals(workerRlimitPlan().find((s) => s.name === "core")?.value, 0n);
+});
+
+Deno.test("countTasksOfRealUid() counts this process's threads for its uid", () => {
+  const uid = Number(syscall("getuid").ret);
+  const mine = Number(/\nThreads:\s+(\d+)/.exec(readProcText("/proc/self/status") ?? "")?.[1]);
+  assert(countTasksOfRealUid(uid) >= mine);
+  assertEquals(countTasksOfRealUid(4_000_000_000), 0);
 });
