@@ -301,10 +301,8 @@ export function createRunService(opts: RunServiceOptions) {
       ensurePrivateDir(opts.home.root, rootRel);
       const worker = await spawnWorker(runRoot);
       run.worker = worker;
-      if (run.controller.signal.aborted) {
-        await worker.send({ v: 2, type: "cancel", reason: cancelFrameReason(run.reason) });
-      }
-      terminal = await driveTurn({
+      // Cancelled (or past the deadline) while the Worker was starting: no turn frame at all.
+      terminal = run.reason !== null ? abortedTerminal(run.reason) : await driveTurn({
         // A Worker that already exited (cancel, crash) shows up as end of input on receive.
         send: (f) =>
           worker.send(f).catch((err) => {
@@ -360,6 +358,12 @@ export function createRunService(opts: RunServiceOptions) {
     } catch (err) {
       if (!(err instanceof Deno.errors.NotFound)) throw err;
     }
+  }
+
+  function abortedTerminal(r: AbortReason): Terminal {
+    return r === "deadline"
+      ? { state: "failed", code: "model_turn_deadline", stage: "model" }
+      : { state: "cancelled", reason: r };
   }
 
   function cancelFrameReason(r: AbortReason | null): "user" | "shutdown" | "deadline" {

@@ -146,6 +146,17 @@ Deno.test("Runs end to end against a confined Worker and the scripted model", as
       const turn = await waitTurn(h, fresh, r.body.run_id);
       assertEquals([turn.state, turn.assistant_message], ["cancelled", null]);
     });
+
+    await t.step("cancel right after submit (while the Worker starts) ends the Run", async () => {
+      const fresh = await newConversation(h);
+      // No script queued: if the cancel lands after the spawn, the default slow answer is cut.
+      const r = await submit(h, fresh, "cancel me at once");
+      const c = await h.api("POST", `/api/agents/${h.agent}/runs/${r.body.run_id}/cancel`);
+      assertEquals(c.status, 202);
+      const frames = await readSse(h, r.body.run_id);
+      assertEquals(frames.at(-1)!.event, "run.cancelled");
+      assertEquals((await waitTurn(h, fresh, r.body.run_id)).state, "cancelled");
+    });
   } finally {
     await h.close();
   }
