@@ -78,6 +78,20 @@ Deno.test("Runs end to end against a confined Worker and the scripted model", as
       assertEquals(sent.at(-1), "user:after the failure");
     });
 
+    await t.step("a provider context overflow retries once with only the latest Turn", async () => {
+      h.ollama.enqueue(scenarios.contextOverflow(400), scenarios.text("Recovered."));
+      const before = h.ollama.chats.length;
+      const r = await submit(h, conv, "overflow please");
+      const frames = await readSse(h, r.body.run_id);
+      assertEquals(frames.at(-1)!.event, "run.completed");
+      const starts = frames.filter((f) => f.event === "model.request.started");
+      assertEquals(starts.map((f) => f.data.payload.recovery), [0, 1]);
+      const retry = userContents(h.ollama.chats[before + 1].body);
+      assertEquals(retry.length, 3, retry.join("|"));
+      assertEquals(retry.at(-1), "user:overflow please");
+      assert(!retry.some((m) => m.includes("first question")), "older bundles dropped");
+    });
+
     await t.step("a tool round-trip reads a workspace file and the model sees it", async () => {
       const ws = `${h.server.home}/data/agents/${h.agent}/workspace`;
       Deno.writeTextFileSync(`${ws}/notes.txt`, "The secret number is 42.\n", { mode: 0o600 });
