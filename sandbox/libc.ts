@@ -75,6 +75,7 @@ const NR_TABLE = {
   readlinkat: [267, 78],
   fallocate: [285, 47],
   getuid: [102, 174],
+  setpriority: [141, 140],
 } as const;
 
 export type SyscallName = keyof typeof NR_TABLE;

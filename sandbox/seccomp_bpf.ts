@@ -14,7 +14,9 @@
  *     and Rust then fall back to `clone`, which step 4 inspects);
  *  6. `prctl` only for a short list of harmless options;
  *  7. `prlimit64` only on the calling process; `kill`/`tgkill`/`rt_*sigqueueinfo`
- *     only aimed at its own pid (cross-process signals are EPERM);
+ *     only aimed at its own pid (cross-process signals are EPERM); scheduling
+ *     and I/O-priority setters only on itself (no renicing of other processes,
+ *     e.g. the Control Plane, and never PRIO_PGRP/PRIO_USER);
  *  8. every syscall in `DENY_EPERM` is EPERM;
  *  9. everything else is allowed.
  *
@@ -114,6 +116,14 @@ function argOneOf(i: number, values: readonly number[]): Insn[] {
   return out;
 }
 
+const PRIO_PROCESS = 0;
+const IOPRIO_WHO_PROCESS = 1;
+
+/** Allow when arg0 == `which` and arg1 is 0 or `selfPid`, else EPERM. */
+function whichWho(which: number, selfPid: number): Insn[] {
+  return [ld(argLow(0)), jeq(which, 1, 0), errno(EPERM), ...argOneOf(1, [0, selfPid])];
+}
+
 /** The instruction list (exported for table-driven tests and an interpreter). */
 export function workerFilterProgram(opts: WorkerFilterOptions): Insn[] {
   const { arch, selfPid } = opts;
@@ -142,6 +152,14 @@ export function workerFilterProgram(opts: WorkerFilterOptions): Insn[] {
   for (const name of ["kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"]) {
     p.push(...guarded(nr(ARG_CHECKED[name], arch), argOneOf(0, [selfPid])));
   }
+  for (
+    const name of ["sched_setparam", "sched_setscheduler", "sched_setaffinity", "sched_setattr"]
+  ) {
+    p.push(...guarded(nr(ARG_CHECKED[name], arch), argOneOf(0, [0, selfPid])));
+  }
+  // setpriority(which, who) / ioprio_set(which, who): only "this process".
+  p.push(...guarded(nr(ARG_CHECKED.setpriority, arch), whichWho(PRIO_PROCESS, selfPid)));
+  p.push(...guarded(nr(ARG_CHECKED.ioprio_set, arch), whichWho(IOPRIO_WHO_PROCESS, selfPid)));
   for (const group of Object.values(DENY_EPERM)) {
     for (const pair of Object.values(group)) {
       const n = nr(pair, arch);

@@ -194,6 +194,12 @@ export const ARG_CHECKED: Record<string, Pair> = {
   tgkill: [234, 131],
   rt_sigqueueinfo: [129, 138],
   rt_tgsigqueueinfo: [297, 240],
+  setpriority: [141, 140],
+  ioprio_set: [251, 30],
+  sched_setparam: [142, 118],
+  sched_setscheduler: [144, 119],
+  sched_setaffinity: [203, 122],
+  sched_setattr: [314, 274],
 };
 
 export function nr(pair: Pair, arch: Arch): number {

@@ -73,6 +73,8 @@ const EXPECTED: Record<string, number> = {
   fchmod_stdout: EPERM,
   setsid: EPERM,
   prlimit_parent: EPERM,
+  setpriority_parent: EPERM,
+  setpriority_user: EPERM,
   // The suite runs as root — the [SB-7] case: securebits are locked.
   securebits: SECUREBITS_LOCKED,
   nofile_exhausted: EMFILE,

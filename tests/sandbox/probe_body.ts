@@ -170,6 +170,8 @@ export async function runProbes(req: ProbeRequest): Promise<Record<string, numbe
   r.setsid = errnoOf(syscall("setsid"));
   // Not an errno: the securebits value itself (locked NOROOT etc. survive execve).
   r.securebits = Number(syscall("prctl", 27, 0, 0, 0, 0).ret);
+  r.setpriority_parent = errnoOf(syscall("setpriority", 0, parent, 19));
+  r.setpriority_user = errnoOf(syscall("setpriority", 2, 0, 19));
   r.prlimit_parent = errnoOf(syscall("prlimit64", parent, 7, null, new Uint8Array(16)));
   r.nofile_exhausted = exhaustFds(req.inside_file);
   // Block the event loop past Deno's lazy signal-machinery threshold (~0.5 s):

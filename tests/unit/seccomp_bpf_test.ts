@@ -94,6 +94,24 @@ for (const arch of ["x86_64", "aarch64"] as const) {
     assertEquals(named("prlimit64", [SELF]), SECCOMP_RET_ALLOW);
     assertEquals(named("prlimit64", [1]), EPERM);
   });
+
+  Deno.test(`${arch}: scheduling and I/O priority may be changed only for the Worker itself`, () => {
+    for (
+      const name of ["sched_setparam", "sched_setscheduler", "sched_setaffinity", "sched_setattr"]
+    ) {
+      assertEquals(named(name, [0]), SECCOMP_RET_ALLOW, name);
+      assertEquals(named(name, [SELF]), SECCOMP_RET_ALLOW, name);
+      assertEquals(named(name, [1]), EPERM, name);
+    }
+    assertEquals(named("setpriority", [0, 0]), SECCOMP_RET_ALLOW);
+    assertEquals(named("setpriority", [0, SELF]), SECCOMP_RET_ALLOW);
+    assertEquals(named("setpriority", [0, 1]), EPERM); // another process
+    assertEquals(named("setpriority", [1, 0]), EPERM); // PRIO_PGRP
+    assertEquals(named("setpriority", [2, 0]), EPERM); // PRIO_USER: every process of the uid
+    assertEquals(named("ioprio_set", [1, 0]), SECCOMP_RET_ALLOW);
+    assertEquals(named("ioprio_set", [1, 1]), EPERM);
+    assertEquals(named("ioprio_set", [3, 0]), EPERM); // IOPRIO_WHO_USER
+  });
 }
 
 Deno.test("x86_64: x32 syscall numbers are EPERM", () => {
