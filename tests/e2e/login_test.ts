@@ -90,7 +90,9 @@ Deno.test("a token rotation while logged in sends the page back to login", async
     const page = await browser.newPage();
     await page.goto(`${server.url}/`);
     await loginThroughPage(page, readBootstrapToken(server.home));
-    await page.waitForSelector("[data-testid=shell]", { timeout: 10_000 });
+    await page.waitForSelector("[data-testid=logout]", { timeout: 10_000 });
+    // Let the workspace finish its first requests, so the click below is the next one.
+    await page.waitForLoadState("networkidle");
     const path = `${server.home}/.runtime/secrets/web-bootstrap-token`;
     Deno.writeTextFileSync(`${path}.new`, "Rotated-token-123\n", { mode: 0o600 });
     Deno.renameSync(`${path}.new`, path);
