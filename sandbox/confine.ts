@@ -14,7 +14,8 @@
  * Stage 2 (new image, still nothing untrusted read), in order:
  *   non-dumpable → warm up Deno's signal machinery (it would otherwise create
  *   a socketpair lazily and panic under seccomp) → seccomp with TSYNC →
- *   verify mode 2 and no_new_privs.
+ *   verify seccomp mode 2, no_new_privs and that the inherited Landlock
+ *   domain still denies `/`.
  *
  * What this file enforces: the order, and that any failing step stops the
  * sequence with a named step — the caller then exits; there is no path that
@@ -33,7 +34,16 @@ import {
 import { dropAllCapabilities } from "./capabilities.ts";
 import { buildWorkerFilter, type WorkerFilterOptions } from "./seccomp_bpf.ts";
 import { installSeccompAllThreads } from "./seccomp.ts";
-import { addressOf, cstr, hostArch, syscall } from "./libc.ts";
+import {
+  addressOf,
+  cstr,
+  EACCES,
+  hostArch,
+  O_CLOEXEC,
+  O_DIRECTORY,
+  O_RDONLY,
+  syscall,
+} from "./libc.ts";
 
 export type StepResult = { ok: true } | { ok: false; step: string; errno: number };
 
@@ -134,7 +144,15 @@ export const PRODUCTION_STEPS: ConfineSteps = {
   verifySelf: () => {
     const mode = syscall("prctl", PR_GET_SECCOMP, 0, 0, 0, 0);
     if (mode.ret !== 2n) return fail("seccomp_mode", mode.errno);
-    return check("nnp_check", syscall("prctl", PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0), 1n);
+    const nnp = check("nnp_check", syscall("prctl", PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0), 1n);
+    if (!nnp.ok) return nnp;
+    // The Landlock domain came through the execve: `/` must be unreadable here too.
+    const root = syscall("openat", -100, cstr("/"), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    if (root.ret >= 0n) {
+      syscall("close", Number(root.ret));
+      return fail("landlock_inherited", 0);
+    }
+    return root.errno === EACCES ? { ok: true } : fail("landlock_inherited", root.errno);
   },
 };
 

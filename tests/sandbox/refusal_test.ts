@@ -98,6 +98,27 @@ Deno.test("stage 2 started directly, without stage 1, refuses to run", async () 
   await expectRefusal(command, "sandbox_unavailable", /^step not_from_stage1 errno 0$/);
 });
 
+Deno.test("stage 2 under no_new_privs but without the Landlock domain refuses to run", async () => {
+  // setpriv sets no_new_privs and execs stage 2 directly: the one stage-1
+  // effect stage 2 checks first is present, the Landlock domain is not.
+  const command = (runRoot: string, parent: number): WorkerCommandSpec => ({
+    executable: "setpriv",
+    args: [
+      "--no-new-privs",
+      Deno.execPath(),
+      ...denoRunFlags(),
+      mainStage2Entry().module.pathname,
+      "worker",
+      "--stage2",
+      "--run-root",
+      runRoot,
+      "--parent",
+      String(parent),
+    ],
+  });
+  await expectRefusal(command, "sandbox_unavailable", /^step landlock_inherited errno 0$/);
+});
+
 Deno.test("a Worker that never attests is refused after the attestation timeout", async () => {
   const sb = makeSandboxDirs();
   try {
