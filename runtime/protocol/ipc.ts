@@ -208,7 +208,9 @@ export class NdjsonWriter {
   send(frame: object): Promise<void> {
     const bytes = encodeFrame(frame, this.#maxLine);
     const p = this.#chain.then(() => this.#writer.write(bytes));
-    this.#chain = p.catch(() => undefined);
+    // The caller receives `p` and its failure; the ordering chain only needs
+    // to know that this write is over, so it continues either way.
+    this.#chain = p.then(() => undefined, () => undefined);
     return p;
   }
 

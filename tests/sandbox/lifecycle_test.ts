@@ -54,7 +54,7 @@ async function workerStateAfterParentDies(fault?: string): Promise<string | unde
     return state;
   } finally {
     if (pid > 0) syscall("kill", pid, 9); // the control case leaves it running
-    await cp.stdout.cancel().catch(() => undefined);
+    await cp.stdout.cancel();
     sb.cleanup();
   }
 }
