@@ -12,6 +12,27 @@ export interface ApprovalCardProps {
   onDecide(id: string, decision: "approve" | "deny"): Promise<void>;
 }
 
+/** Unified-diff text with added/removed lines tinted; plain text otherwise. */
+function DiffText({ text }: { text: string }) {
+  const isDiff = /^(---|\+\+\+|@@)/m.test(text);
+  if (!isDiff) return html`<pre class="approval-preview">${text}</pre>`;
+  return html`<pre class="approval-diff">${
+    text.split("\n").map((l) =>
+      html`<span class=${
+        l.startsWith("+++") || l.startsWith("---")
+          ? "diff-file"
+          : l.startsWith("@@")
+          ? "diff-hunk"
+          : l.startsWith("+")
+          ? "diff-add"
+          : l.startsWith("-")
+          ? "diff-del"
+          : ""
+      }>${l}</span>`
+    )
+  }</pre>`;
+}
+
 export function ApprovalCard({ permission, onDecide }: ApprovalCardProps) {
   const [busy, setBusy] = useState(false);
   const decide = async (d: "approve" | "deny") => {
@@ -25,15 +46,8 @@ export function ApprovalCard({ permission, onDecide }: ApprovalCardProps) {
   return html`
     <section class="approval" data-testid="approval" aria-label=${`Approval for ${permission.tool}`}>
       <header><strong>Approval needed</strong> <code class="pill">${permission.tool}</code></header>
-      ${permission.preview && html`<pre class="approval-preview">${permission.preview}</pre>`}
-      ${permission.diff &&
-        html`<pre class="approval-diff">${
-          permission.diff.split("\n").map((l) =>
-            html`<span class=${
-              l.startsWith("+") ? "diff-add" : l.startsWith("-") ? "diff-del" : ""
-            }>${l}\n</span>`
-          )
-        }</pre>`}
+      ${permission.preview && html`<${DiffText} text=${permission.preview} />`}
+      ${permission.diff && html`<${DiffText} text=${permission.diff} />`}
       <div class="approval-actions">
         <button type="button" class="btn btn-ghost" disabled=${busy} onClick=${() =>
           decide("deny")}>Deny</button>

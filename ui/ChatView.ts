@@ -21,6 +21,8 @@ export interface ChatViewProps {
   /** Changes whenever live run state changes, to re-evaluate autoscroll. */
   liveTick: number;
   renderer: MarkdownRenderer;
+  /** Runs with a pending tool approval. */
+  awaitingRuns: ReadonlySet<string>;
   onLoadOlder(): void;
   onStop(runId: string): void;
   onRetry(message: string): void;
@@ -91,7 +93,9 @@ export function ChatView(p: ChatViewProps) {
           ${p.turns.map((t) =>
             html`
               <${TurnView} key=${t.id} turn=${t} run=${t.runId ? p.runs.get(t.runId) : undefined}
-                renderer=${p.renderer} onStop=${p.onStop} onRetry=${p.onRetry}
+                renderer=${p.renderer} awaitingApproval=${t.runId !== null &&
+                  p.awaitingRuns.has(t.runId)}
+                onStop=${p.onStop} onRetry=${p.onRetry}
                 onDetails=${p.onDetails} />
             `
           )}

@@ -16,6 +16,8 @@ export interface TurnViewProps {
   turn: Turn;
   run: RunView | undefined;
   renderer: MarkdownRenderer;
+  /** A tool approval of this Turn's Run is pending. */
+  awaitingApproval: boolean;
   onStop(runId: string): void;
   onRetry(message: string): void;
   onDetails(runId: string): void;
@@ -27,7 +29,15 @@ const STATE_LABEL: Record<string, string> = {
   interrupted: "Interrupted",
 };
 
-export function TurnView({ turn, run, renderer, onStop, onRetry, onDetails }: TurnViewProps) {
+function statusText(live: string, awaiting: boolean, lost: boolean): string {
+  if (awaiting) return "Waiting for your approval below…";
+  if (lost) return "Connection lost";
+  return live ? "Streaming…" : "Thinking…";
+}
+
+export function TurnView(
+  { turn, run, renderer, awaitingApproval, onStop, onRetry, onDetails }: TurnViewProps,
+) {
   const running = turn.state === "running";
   const live = run?.liveText ?? "";
   return html`
@@ -41,15 +51,13 @@ export function TurnView({ turn, run, renderer, onStop, onRetry, onDetails }: Tu
         </div>
         <div class="msg-main">
           ${running && html`
-            <div class="live" data-testid="live-text" aria-live="polite">${live}<span
+            <div class=${`live ${
+              live ? "" : "live-empty"
+            }`} data-testid="live-text" aria-live="polite">${live}<span
               class="caret" aria-hidden="true"></span></div>
             <div class="turn-status">
               <span class="status-dot running" aria-hidden="true"></span>
-              <span>${live
-                ? "Streaming…"
-                : run?.connection === "lost"
-                ? "Connection lost"
-                : "Thinking…"}</span>
+              <span>${statusText(live, awaitingApproval, run?.connection === "lost")}</span>
               ${turn.runId && html`
                 <button type="button" class="btn btn-sm btn-danger-soft" data-testid="stop-run"
                   aria-label="Stop this run" onClick=${() => onStop(turn.runId!)}>

@@ -462,6 +462,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
           ? html`
             <${ChatView} conversationId=${convId} turns=${turns} hasOlder=${before !== null}
               loadingOlder=${loadingOlder} runs=${runs} liveTick=${tick} renderer=${renderer}
+              awaitingRuns=${new Set(convPermissions.map((p) => p.runId).filter((r) => r !== null))}
               onLoadOlder=${loadOlder} onStop=${stop} onRetry=${setDraft}
               onDetails=${openDetails} />
             <div class="approvals">

@@ -1,0 +1,65 @@
+/**
+ * [UI-4, TL-2] a pending approval appears inline above the composer with its
+ * bounded preview; Approve lets the Run commit the write, Deny refuses it and
+ * leaves the workspace untouched.
+ */
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { screenshotDir } from "../helpers/browser.ts";
+import { text, toolCall } from "../../tools/fake_ollama/scenarios.ts";
+import { createAgent, createConversation, openLoggedIn, send, startUiEnv } from "./_ui_support.ts";
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
+  }
+}
+
+Deno.test("an inline approval card gates a file write: approve commits, deny refuses", async () => {
+  const env = await startUiEnv();
+  try {
+    const { page, errors } = await openLoggedIn(env);
+    await createAgent(page, "Writer");
+    await createConversation(page);
+    const agentId = await page.evaluate(() => /^#\/a\/([^/]+)/.exec(location.hash)![1]);
+    const ws = `${env.server.home}/data/agents/${agentId}/workspace`;
+
+    env.ollama.enqueue(
+      toolCall([{
+        name: "file__write",
+        arguments: { path: "notes.md", content: "hello from the UI\n" },
+      }]),
+      text("Created **notes.md**."),
+    );
+    await send(page, "create notes.md");
+    const card = await page.waitForSelector("[data-testid=approval]", { timeout: 20_000 });
+    const preview = await card.textContent() ?? "";
+    assert(preview.includes("file/write") && preview.includes("hello from the UI"), preview);
+    assertEquals(exists(`${ws}/notes.md`), false, "nothing written before approval");
+    await page.screenshot({ path: `${screenshotDir()}desktop-08-approval.png` });
+    await page.click("[data-testid=approval] >> text=Approve");
+    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 20_000 });
+    assertEquals(Deno.readTextFileSync(`${ws}/notes.md`), "hello from the UI\n");
+    await page.waitForSelector("[data-testid=approval]", { state: "detached" });
+
+    env.ollama.enqueue(
+      toolCall([{ name: "file__write", arguments: { path: "other.md", content: "no\n" } }]),
+      text("Understood."),
+    );
+    await send(page, "create other.md");
+    await page.waitForSelector("[data-testid=approval]", { timeout: 20_000 });
+    await page.click("[data-testid=approval] >> text=Deny");
+    await page.waitForFunction(
+      () => document.querySelectorAll("[data-testid=turn][data-state=completed]").length === 2,
+      undefined,
+      { timeout: 20_000 },
+    );
+    assertEquals(exists(`${ws}/other.md`), false);
+    assertEquals(errors, []);
+  } finally {
+    await env.close();
+  }
+});
