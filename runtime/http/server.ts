@@ -82,44 +82,15 @@ export function createHandler(opts: Omit<ServerOptions, "hostname" | "port" | "o
     } catch (err) {
       res = toErrorResponse(err, opts.log, url.pathname);
     }
-    res = opts.gateway.decorate?.(res, sessionId) ?? res;
-    // A long-lived stream keeps its slot until it ends; everything else frees it now.
-    res = isEventStream(res) ? holdUntilDone(res, release) : (release(), res);
-    return applySecurityHeaders(res, isApi);
+    try {
+      res = opts.gateway.decorate?.(res, sessionId) ?? res;
+      return applySecurityHeaders(res, isApi);
+    } finally {
+      // The slot is held until the whole response (an event stream included)
+      // has been delivered or the client went away.
+      info.completed.then(release, release);
+    }
   };
-}
-
-function isEventStream(res: Response): boolean {
-  return res.body !== null &&
-    (res.headers.get("content-type") ?? "").startsWith("text/event-stream");
-}
-
-/** Re-wraps a streaming body so `done` runs once when it finishes, fails or is cancelled. */
-function holdUntilDone(res: Response, done: () => void): Response {
-  const reader = res.body!.getReader();
-  const body = new ReadableStream<Uint8Array>({
-    async pull(ctrl) {
-      let chunk: ReadableStreamReadResult<Uint8Array>;
-      try {
-        chunk = await reader.read();
-      } catch (err) {
-        done();
-        ctrl.error(err);
-        return;
-      }
-      if (chunk.done) {
-        done();
-        ctrl.close();
-      } else {
-        ctrl.enqueue(chunk.value);
-      }
-    },
-    cancel(reason) {
-      done();
-      return reader.cancel(reason);
-    },
-  });
-  return new Response(body, { status: res.status, headers: res.headers });
 }
 
 function headerBytes(req: Request): number {
