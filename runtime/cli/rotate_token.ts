@@ -19,6 +19,7 @@ import { resolveHome } from "../home.ts";
 import { readLivePidRecord } from "../instance.ts";
 import { TOKEN_MAX_CHARS, TOKEN_MIN_CHARS } from "../limits.ts";
 import { generateToken, isValidTokenFormat, writeToken } from "../secrets/bootstrap_token.ts";
+import { ensurePrivateDir } from "../path_safety.ts";
 import { parseArgs } from "./args.ts";
 
 const CTRL_C = 0x03;
@@ -101,6 +102,8 @@ export async function rotateTokenCommand(argv: string[]): Promise<number> {
   console.log(
     `New bootstrap token written to ${home.root}/.runtime/secrets/web-bootstrap-token (mode 0600).`,
   );
+  // A home that never served has no control-plane dir yet (nor a pid record).
+  ensurePrivateDir(home.root, ".runtime/control-plane");
   const rec = readLivePidRecord(home.root);
   if (rec === null) {
     console.log("No running server for this home; the new token applies at its next start.");

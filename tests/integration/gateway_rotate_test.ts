@@ -188,3 +188,47 @@ Deno.test("a token file replaced behind the server's back also ends sessions on 
     await Deno.remove(server.home, { recursive: true });
   }
 });
+
+Deno.test("rotate-token aborted with Ctrl-C in the pty changes nothing", async () => {
+  const server = await startTestServer();
+  try {
+    const oldToken = readBootstrapToken(server.home);
+    const s = await login(server);
+    const r = await runInPty(rotateArgv(server.home), [
+      { expect: "New token", send: "Partial-tok\x03" },
+    ], { DENO_NO_UPDATE_CHECK: "1" });
+    assertEquals(r.code, 1, r.output);
+    assertMatch(r.output, /aborted/);
+    assertEquals(readBootstrapToken(server.home), oldToken);
+    assertEquals(await sessionStatus(server, s.cookie), 200);
+  } finally {
+    await server.stop();
+    await Deno.remove(server.home, { recursive: true });
+  }
+});
+
+Deno.test("rotate-token without a running server writes the token for the next start", async () => {
+  const home = Deno.makeTempDirSync({ prefix: "ab-home-" });
+  Deno.chmodSync(home, 0o700);
+  try {
+    const out = await new Deno.Command(DENO, {
+      args: rotateArgs(home, "--generate"),
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      env: { DENO_NO_UPDATE_CHECK: "1" },
+    }).output();
+    assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+    assertMatch(new TextDecoder().decode(out.stdout), /No running server/);
+    const token = readBootstrapToken(home);
+    const server = await startTestServer({ home });
+    try {
+      assertEquals(readBootstrapToken(home), token, "first start keeps the rotated token");
+      assertEquals(await loginStatus(server, token), 200);
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
