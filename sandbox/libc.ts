@@ -76,6 +76,7 @@ const NR_TABLE = {
   fallocate: [285, 47],
   getuid: [102, 174],
   setpriority: [141, 140],
+  listen: [50, 201],
 } as const;
 
 export type SyscallName = keyof typeof NR_TABLE;

@@ -18,7 +18,13 @@ import {
   WORKER_RLIMIT_NOFILE,
   WORKER_RLIMIT_NPROC,
 } from "../../runtime/limits.ts";
-import { anyFrame, makeSandboxDirs, probeCommand, recordingLogger } from "./helpers.ts";
+import {
+  anyFrame,
+  listenAbstract,
+  makeSandboxDirs,
+  probeCommand,
+  recordingLogger,
+} from "./helpers.ts";
 
 const EPERM = 1;
 const EACCES = 13;
@@ -85,6 +91,7 @@ Deno.test("a confined Worker fails every escape attempt with the exact errno", a
   const sb = makeSandboxDirs();
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const unixListener = Deno.listen({ transport: "unix", path: `${sb.base}/sock` });
+  const abstract = listenAbstract();
   let accepted = 0;
   const acceptLoop = (async () => {
     for await (const c of listener) {
@@ -117,7 +124,7 @@ Deno.test("a confined Worker fails every escape attempt with the exact errno", a
       symlink_path: `${sb.runRoot}/input/link`,
       tcp_port: (listener.addr as Deno.NetAddr).port,
       unix_path: `${sb.base}/sock`,
-      abstract_name: `ab-probe-${crypto.randomUUID()}`,
+      abstract_name: abstract.name,
     });
     const reply = await w.receive(30_000);
     // Every thread that exists now (including ones created after confinement).
@@ -180,6 +187,7 @@ Deno.test("a confined Worker fails every escape attempt with the exact errno", a
   } finally {
     listener.close();
     unixListener.close();
+    abstract.close();
     await acceptLoop.catch((err: unknown) => {
       if (!(err instanceof Deno.errors.BadResource)) throw err; // listener closed
     });
@@ -210,6 +218,63 @@ Deno.test("the fd step is what keeps a leaked descriptor out of stage 2 (control
     assertEquals(await spawnWith(), false);
   } finally {
     syscall("close", Number(leaked.ret));
+    sb.cleanup();
+  }
+});
+
+Deno.test("Landlock alone still denies files, TCP, abstract sockets and signals (seccomp disabled)", async () => {
+  const sb = makeSandboxDirs();
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const abstract = listenAbstract();
+  let accepted = 0;
+  const acceptLoop = (async () => {
+    for await (const c of listener) {
+      accepted++;
+      c.close();
+    }
+  })();
+  try {
+    Deno.writeTextFileSync(`${sb.base}/outside/secret.txt`, "secret");
+    Deno.writeTextFileSync(`${sb.runRoot}/input/msg.txt`, "hello");
+    Deno.symlinkSync(`${sb.base}/outside/secret.txt`, `${sb.runRoot}/input/link`);
+    const w = await spawnConfinedWorker({
+      runRoot: sb.runRoot,
+      deadlineMs: 30_000,
+      log: recordingLogger(),
+      parseFrame: anyFrame,
+      command: probeCommand("allow_all_filter"),
+    });
+    await w.send({
+      v: IPC_PROTOCOL_VERSION,
+      type: "probe.landlock",
+      outside_file: `${sb.base}/outside/secret.txt`,
+      outside_dir: `${sb.base}/outside`,
+      inside_file: `${sb.runRoot}/input/msg.txt`,
+      dotdot_path: `${sb.runRoot}/input/../../outside/secret.txt`,
+      symlink_path: `${sb.runRoot}/input/link`,
+      tcp_port: (listener.addr as Deno.NetAddr).port,
+      unix_path: `${sb.base}/sock`,
+      abstract_name: abstract.name,
+    });
+    const reply = await w.receive(30_000);
+    await w.cancel();
+    assertEquals(reply?.results, {
+      read_inside_run_root: 0,
+      read_outside_absolute: EACCES,
+      read_outside_symlink: EACCES,
+      write_inside_run_root: EACCES,
+      tcp_connect_loopback: EACCES, // handled_access_net, no rule
+      abstract_unix_connect: EPERM, // LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+      kill_parent: EPERM, // LANDLOCK_SCOPE_SIGNAL
+      udp_socket_not_covered_by_landlock: 0, // why seccomp denies socket()
+    });
+    assertEquals(accepted, 0);
+  } finally {
+    listener.close();
+    abstract.close();
+    await acceptLoop.catch((err: unknown) => {
+      if (!(err instanceof Deno.errors.BadResource)) throw err;
+    });
     sb.cleanup();
   }
 });

@@ -2,6 +2,7 @@
 import type { WorkerCommandSpec } from "../../runtime/worker/supervisor.ts";
 import { denoRunFlags } from "../../sandbox/worker_entry.ts";
 import type { Logger } from "../../runtime/log.ts";
+import { O_CLOEXEC, syscall } from "../../sandbox/libc.ts";
 
 /** The probe entry (same confinement as production), optionally with one injected fault. */
 export function probeCommand(fault?: string) {
@@ -73,3 +74,24 @@ export const anyFrame = (v: unknown) => ({
   ok: true as const,
   frame: v as Record<string, unknown>,
 });
+
+/**
+ * Listens on an abstract unix socket in THIS (unconfined) process, outside the
+ * Worker's Landlock domain; returns the name and a closer.
+ */
+export function listenAbstract(): { name: string; close(): void } {
+  const name = `ab-probe-${crypto.randomUUID()}`;
+  const s = syscall("socket", 1, /* AF_UNIX */ 1 /* SOCK_STREAM */ | O_CLOEXEC, 0);
+  if (s.ret < 0n) throw new Error(`socket errno ${s.errno}`);
+  const fd = Number(s.ret);
+  const addr = new Uint8Array(110);
+  new DataView(addr.buffer).setUint16(0, 1, true);
+  addr.set(new TextEncoder().encode(name), 3);
+  const b = syscall("bind", fd, addr, 3 + name.length);
+  const l = syscall("listen", fd, 4);
+  if (b.ret !== 0n || l.ret !== 0n) {
+    syscall("close", fd);
+    throw new Error(`bind/listen errno ${b.errno || l.errno}`);
+  }
+  return { name, close: () => void syscall("close", fd) };
+}

@@ -182,6 +182,32 @@ export async function runProbes(req: ProbeRequest): Promise<Record<string, numbe
   return r;
 }
 
+/**
+ * The subset of probes Landlock alone must stop (run with seccomp replaced by
+ * an allow-all filter): files, TCP connect, abstract unix sockets, signals.
+ * UDP is included to show what Landlock does NOT cover.
+ */
+export function runLandlockProbes(req: ProbeRequest): Record<string, number> {
+  const parent = Number(syscall("getppid").ret);
+  const udp = syscall("socket", AF_INET, SOCK_DGRAM | O_CLOEXEC, 0);
+  if (udp.ret >= 0n) syscall("close", Number(udp.ret));
+  return {
+    read_inside_run_root: openProbe(req.inside_file, O_RDONLY),
+    read_outside_absolute: openProbe(req.outside_file, O_RDONLY),
+    read_outside_symlink: openProbe(req.symlink_path, O_RDONLY),
+    write_inside_run_root: openProbe(`${req.inside_file}.new`, O_WRONLY | O_CREAT),
+    tcp_connect_loopback: connectProbe(AF_INET, SOCK_STREAM, sockaddrIn(req.tcp_port), 16),
+    abstract_unix_connect: connectProbe(
+      AF_UNIX,
+      SOCK_STREAM,
+      sockaddrUn(req.abstract_name, true),
+      3 + req.abstract_name.length,
+    ),
+    kill_parent: errnoOf(syscall("kill", parent, 0)),
+    udp_socket_not_covered_by_landlock: errnoOf(udp),
+  };
+}
+
 /** Opens `path` until the fd limit bites; reports the errno that stopped it. */
 function exhaustFds(path: string): number {
   const fds: number[] = [];
@@ -237,7 +263,14 @@ export const probeBody: WorkerBody = async (port) => {
   for (;;) {
     const f = await port.receive(60_000);
     if (f === null) return 0;
-    if (f.type === "probe.run") {
+    if (f.type === "probe.landlock") {
+      const req = ProbeRequestSchema.parse({ ...f, type: "probe.run" });
+      await port.send({
+        v: IPC_PROTOCOL_VERSION,
+        type: "probe.result",
+        results: runLandlockProbes(req),
+      });
+    } else if (f.type === "probe.run") {
       const req = ProbeRequestSchema.parse(f);
       await port.send({
         v: IPC_PROTOCOL_VERSION,

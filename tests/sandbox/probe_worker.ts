@@ -12,6 +12,7 @@
 import { workerCommand } from "../../sandbox/worker_entry.ts";
 import { type ConfineSteps, PRODUCTION_STEPS } from "../../sandbox/confine.ts";
 import { probeBody } from "./probe_body.ts";
+import { encodeProgram, SECCOMP_RET_ALLOW } from "../../sandbox/seccomp_bpf.ts";
 
 const FAULTS: Record<string, Partial<ConfineSteps>> = {
   // The host reports a Landlock ABI below the minimum.
@@ -26,6 +27,10 @@ const FAULTS: Record<string, Partial<ConfineSteps>> = {
   truncated_filter: { buildFilter: () => new Uint8Array(12) },
   // An installer that claims success without installing anything.
   seccomp_skipped: { installSeccomp: () => ({ ok: true }) },
+  // Layer test: seccomp replaced by an allow-all filter, Landlock alone holds.
+  allow_all_filter: {
+    buildFilter: () => encodeProgram([{ code: 0x06, jt: 0, jf: 0, k: SECCOMP_RET_ALLOW }]),
+  },
   // Control for the parent-death test: never arm PDEATHSIG.
   no_pdeathsig: { parentDeathSignal: () => ({ ok: true }) },
   // Control for the fd test: leave inherited descriptors open across execve.
