@@ -10,7 +10,7 @@ import { createAgent, createConversation, openLoggedIn, send, startUiEnv } from 
 
 const SLOW = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
 
-Deno.test("Stop and Esc cancel the active run, and Retry refills the draft", async () => {
+Deno.test("Stop, Esc and /stop cancel the active run, and Retry refills the draft", async () => {
   const env = await startUiEnv();
   try {
     const { page, errors } = await openLoggedIn(env);
@@ -45,6 +45,26 @@ Deno.test("Stop and Esc cancel the active run, and Retry refills the draft", asy
       undefined,
       { timeout: 15_000 },
     );
+
+    // The /stop alias works from the composer while the Run streams (a command, not a Turn).
+    env.ollama.enqueue(text(SLOW, { frameDelayMs: 150 }));
+    await send(page, "third try");
+    await page.waitForFunction(() =>
+      (document.querySelector("[data-testid=turn]:last-child [data-testid=live-text]")
+        ?.textContent ?? "").includes("word1")
+    );
+    await send(page, "/status");
+    await page.waitForSelector("[data-testid=command-result] >> text=Active run");
+    const status = await page.textContent("[data-testid=command-result]") ?? "";
+    assertMatch(status, /Active run[0-9a-f-]{36}/);
+    await send(page, "/stop");
+    await page.waitForSelector("[data-testid=command-result] >> text=Cancel requested");
+    await page.waitForFunction(
+      () => document.querySelectorAll("[data-testid=turn][data-state=cancelled]").length === 3,
+      undefined,
+      { timeout: 15_000 },
+    );
+    assertEquals(await page.$$eval("[data-testid=turn]", (t) => t.length), 3);
     assertEquals(errors, []);
   } finally {
     await env.close();
