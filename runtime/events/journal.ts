@@ -55,6 +55,8 @@ export interface Staged {
   envelope: EventEnvelope;
   row: EventRow;
   bytes: number;
+  /** Bytes of this and every staged-but-unaccepted event before it in its chain. */
+  chainBytes: number;
   state: MachineState;
 }
 
@@ -106,7 +108,9 @@ export class RunJournal {
     if (EPHEMERAL_KINDS.has(kind)) throw new Error(`${kind} is ephemeral`);
     const base = after?.state ?? this.#state;
     const count = (after ? after.row.seq : this.#count) + 1;
-    const bytesSoFar = after ? this.#bytes + after.bytes : this.#bytes;
+    // Every staged-but-unaccepted predecessor counts against the caps, not just the last one.
+    const chainSoFar = after ? after.chainBytes : 0;
+    const bytesSoFar = this.#bytes + chainSoFar;
     const prev = after ? after.row.digest : this.#head;
     const envelope = this.#envelope(kind, payload, count);
     const body = canonicalJson(envelope);
@@ -120,7 +124,7 @@ export class RunJournal {
     if (count > countCap || bytesSoFar + bytes > bytesCap) {
       throw new AppError("run_event_limit", "durable cap");
     }
-    if (this.#live + bytes > RUN_LIVE_BYTES_MAX && !terminal) {
+    if (this.#live + chainSoFar + bytes > RUN_LIVE_BYTES_MAX && !terminal) {
       throw new AppError("run_event_limit", "live cap");
     }
     const s = step(base, kind, payload as Record<string, unknown>);
@@ -129,6 +133,7 @@ export class RunJournal {
       envelope,
       row: { seq: count, kind, body, digest: chainDigest(prev, body) },
       bytes,
+      chainBytes: chainSoFar + bytes,
       state: s.state,
     };
   }
@@ -146,13 +151,14 @@ export class RunJournal {
   }
 
   /** An ephemeral event for the live stream only; checked against the state machine and live cap. */
-  ephemeral<K extends EventKind>(kind: K, payload: Payload<K>): EventEnvelope {
+  ephemeral<K extends EventKind>(kind: K, payload: Payload<K>, after?: Staged): EventEnvelope {
     if (!EPHEMERAL_KINDS.has(kind)) throw new Error(`${kind} is durable`);
-    const s = step(this.#state, kind, payload as Record<string, unknown>);
+    const s = step(after?.state ?? this.#state, kind, payload as Record<string, unknown>);
     if (!s.ok) throw new Error(`event state machine: ${s.reason}`);
-    const envelope = this.#envelope(kind, payload, Math.max(1, this.#count));
+    const envelope = this.#envelope(kind, payload, Math.max(1, after?.row.seq ?? this.#count));
     const bytes = utf8Bytes(canonicalJson(envelope));
-    if (this.#live + bytes > RUN_LIVE_BYTES_MAX - TERMINAL_RESERVE_BYTES) {
+    const chain = after ? after.chainBytes : 0;
+    if (this.#live + chain + bytes > RUN_LIVE_BYTES_MAX - TERMINAL_RESERVE_BYTES) {
       throw new AppError("run_event_limit", "live cap");
     }
     this.#live += bytes;

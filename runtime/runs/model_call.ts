@@ -3,8 +3,9 @@
  *
  * What this file enforces: the usage row `started` and `model.request.started`
  * are written in one transaction before any HTTP (a failure there stops the
- * call); `complete|incomplete` and `model.response.finished` likewise after
- * it; one durable started/finished pair per real transport attempt; the
+ * call); `complete|incomplete` and `model.response.finished` are written
+ * together in the Run's next durable transaction (the next boundary or the
+ * terminal — never split); one started/finished pair per real attempt; the
  * answer block opens durably at the first delta and every delta is ephemeral
  * (live stream only); a journal or cap failure inside any callback aborts the
  * HTTP stream and is reported as the call's code; the one overflow-recovery
@@ -89,9 +90,11 @@ export async function callModel(
           );
         },
         finished(e) {
+          // Captured now: the usage row is written with the NEXT durable write (deferred).
+          const call = counter.calls;
           ledgerWrite(() =>
             ctx.recorder.durable("model.response.finished", {
-              call: counter.calls,
+              call,
               outcome: e.outcome,
               error_code: e.errorCode,
               input_tokens: e.usage.inputTokens,
@@ -102,12 +105,12 @@ export async function callModel(
             }, () =>
               usageFinished(ctx.db, {
                 runId: snap.run_id,
-                call: counter.calls,
+                call,
                 complete: e.usage.complete,
                 input: e.usage.inputTokens,
                 output: e.usage.outputTokens,
                 now: ctx.now(),
-              }))
+              }), { defer: true })
           );
         },
       },
@@ -118,12 +121,17 @@ export async function callModel(
             inner,
             onCallbackError,
             () =>
-              ctx.recorder.durable("model.transport.attempt.started", {
-                call: counter.calls,
-                attempt: e.attempt,
-                max_attempts: e.maxAttempts,
-                phase: e.phase,
-              }),
+              ctx.recorder.durable(
+                "model.transport.attempt.started",
+                {
+                  call: counter.calls,
+                  attempt: e.attempt,
+                  max_attempts: e.maxAttempts,
+                  phase: e.phase,
+                },
+                undefined,
+                { defer: true },
+              ),
           );
         },
         attemptFinished(e) {
@@ -132,22 +140,29 @@ export async function callModel(
             inner,
             onCallbackError,
             () =>
-              ctx.recorder.durable("model.transport.attempt.finished", {
-                call: counter.calls,
-                attempt: e.attempt,
-                max_attempts: e.maxAttempts,
-                phase: e.phase,
-                outcome: e.outcome,
-                elapsed_ms: Math.min(86_400_000, Math.max(0, Math.round(e.elapsedMs))),
-                ttfb_ms: e.ttfbMs === null ? null : Math.max(0, Math.round(e.ttfbMs)),
-              }),
+              ctx.recorder.durable(
+                "model.transport.attempt.finished",
+                {
+                  call: counter.calls,
+                  attempt: e.attempt,
+                  max_attempts: e.maxAttempts,
+                  phase: e.phase,
+                  outcome: e.outcome,
+                  elapsed_ms: Math.min(86_400_000, Math.max(0, Math.round(e.elapsedMs))),
+                  ttfb_ms: e.ttfbMs === null ? null : Math.max(0, Math.round(e.ttfbMs)),
+                },
+                undefined,
+                { defer: true },
+              ),
           );
         },
       },
       onDelta(d) {
         guard(ctx, inner, onCallbackError, () => {
           if (!blockOpen) {
-            ctx.recorder.durable("assistant.block.started", { block: counter.calls });
+            ctx.recorder.durable("assistant.block.started", { block: counter.calls }, undefined, {
+              defer: true,
+            });
             blockOpen = true;
           }
           ctx.recorder.ephemeral("assistant.block.delta", { block: counter.calls, text: d.text });

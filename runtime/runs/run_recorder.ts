@@ -17,7 +17,7 @@
  *   one BEGIN IMMEDIATE transaction.
  */
 import type { DatabaseSync } from "node:sqlite";
-import { AppError, type ErrorCode, errorInfo } from "../errors.ts";
+import { type ErrorCode, errorInfo } from "../errors.ts";
 import {
   appendDurable,
   RunJournal,
@@ -78,6 +78,10 @@ export interface RecorderOptions {
 export class RunRecorder {
   #finished = false;
   #broken = false;
+  /** Staged and published live, written with the next durable write. */
+  #deferred: Staged[] = [];
+  /** Writes that must commit with their deferred event (e.g. the usage row) [MB-9]. */
+  #deferredExtras: (() => void)[] = [];
 
   constructor(private readonly o: RecorderOptions) {}
 
@@ -89,28 +93,57 @@ export class RunRecorder {
     return this.o.journal;
   }
 
-  /** Appends one durable event (and `extra` writes) atomically, then publishes it. */
-  durable<K extends EventKind>(kind: K, payload: Payload<K>, extra?: () => void): void {
+  /**
+   * Appends one durable event (and `extra` writes) atomically, then publishes it.
+   * With `defer`, the event is published live now and written — with its
+   * `extra` writes — in the NEXT durable write of this Run (same order, one
+   * transaction): transport attempts, block openings and the response boundary
+   * ride along with the next boundary or the terminal, which cuts the SQLite
+   * transactions per Turn without moving any event out of order [OP-3]. A crash
+   * loses at most deferred events (recovery then marks the usage row
+   * `incomplete`), never a request boundary or a terminal.
+   */
+  durable<K extends EventKind>(
+    kind: K,
+    payload: Payload<K>,
+    extra?: () => void,
+    opts: { defer?: boolean } = {},
+  ): void {
     if (this.#finished || this.#broken) throw new JournalUnavailable("recorder closed");
-    const staged = this.o.journal.stage(kind, payload);
-    this.#append([staged], extra);
+    const staged = this.o.journal.stage(kind, payload, this.#deferred.at(-1));
+    if (opts.defer) {
+      this.#deferred.push(staged);
+      if (extra) this.#deferredExtras.push(extra);
+      this.o.live.push(staged.envelope);
+      return;
+    }
+    const batch = [...this.#deferred, staged];
+    const alreadyLive = this.#deferred.length;
+    const extras = [...this.#takeExtras(), ...(extra ? [extra] : [])];
+    this.#deferred = [];
+    this.#append(batch, () => extras.forEach((fn) => fn()), alreadyLive);
+  }
+
+  #takeExtras(): (() => void)[] {
+    const x = this.#deferredExtras;
+    this.#deferredExtras = [];
+    return x;
   }
 
   /** Publishes an ephemeral event to the live stream only. */
   ephemeral<K extends EventKind>(kind: K, payload: Payload<K>): void {
     if (this.#finished || this.#broken) return;
-    this.o.live.push(this.o.journal.ephemeral(kind, payload));
+    this.o.live.push(this.o.journal.ephemeral(kind, payload, this.#deferred.at(-1)));
   }
 
-  #append(staged: Staged[], extra?: () => void): void {
+  #append(staged: Staged[], extra: (() => void) | undefined, alreadyLive: number): void {
     try {
       appendDurable(this.o.db, this.o.journal, staged, extra);
     } catch (err) {
-      if (err instanceof AppError && err.code === "run_event_limit") throw err;
       this.#journalUnavailable(err);
       throw new JournalUnavailable(err);
     }
-    for (const s of staged) this.o.live.push(s.envelope);
+    for (const s of staged.slice(alreadyLive)) this.o.live.push(s.envelope);
   }
 
   /** Writes the terminal in one transaction; idempotent. Returns false if already finished. */
@@ -118,7 +151,10 @@ export class RunRecorder {
     if (this.#finished || this.#broken) return false;
     const { db, journal, now } = this.o;
     const duration = Math.min(86_400_000, Math.max(0, now() - this.o.startedAt));
-    const staged: Staged[] = [];
+    const alreadyLive = this.#deferred.length;
+    const staged: Staged[] = [...this.#deferred];
+    const extras = this.#takeExtras();
+    this.#deferred = [];
     const push = <K extends EventKind>(k: K, p: Payload<K>) =>
       staged.push(journal.stage(k, p, staged.at(-1)));
     try {
@@ -159,6 +195,7 @@ export class RunRecorder {
     try {
       transaction(db, () => {
         writeStaged(db, journal, staged);
+        for (const fn of extras) fn();
         const state = t.state;
         if (!setRunTerminal(db, runId, state, state === "failed" ? t.code : null, at)) {
           throw new Error("run not running at terminal");
@@ -186,7 +223,7 @@ export class RunRecorder {
       return this.#journalUnavailable(err);
     }
     journal.accept(staged);
-    for (const s of staged) this.o.live.push(s.envelope);
+    for (const s of staged.slice(alreadyLive)) this.o.live.push(s.envelope);
     this.#finished = true;
     this.o.live.end();
     try {
