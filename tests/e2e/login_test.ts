@@ -2,13 +2,14 @@
  * Browser login [UI-6, GW-3] in real Chromium against a real server: the page
  * shows the login form, a wrong token gives a clear message, the token from
  * the file logs in (HttpOnly cookie invisible to script), the app appears,
- * logout returns to the login page, and a token rotation while logged in
- * sends the page back to login on its next request.
+ * logout returns to the login page, and `rotate-token` typed into a real pty
+ * logs the live browser session out of the same running server.
  */
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { launchBrowser, type Page, watchPageErrors } from "../helpers/browser.ts";
 import { readBootstrapToken } from "../helpers/login.ts";
-import { startTestServer } from "../helpers/server.ts";
+import { runInPty } from "../helpers/pty.ts";
+import { DENO, REPO, RUN_FLAGS, startTestServer } from "../helpers/server.ts";
 
 async function loginThroughPage(page: Page, token: string): Promise<void> {
   await page.waitForSelector("[data-testid=login-page]", { timeout: 10_000 });
@@ -83,23 +84,33 @@ Deno.test("the login page shows the wait time once the source is rate limited", 
   }
 });
 
-Deno.test("a token rotation while logged in sends the page back to login", async () => {
+Deno.test("rotate-token typed into a real pty logs out the live browser session of the running server", async () => {
   const server = await startTestServer();
   const browser = await launchBrowser();
   try {
     const page = await browser.newPage();
     await page.goto(`${server.url}/`);
-    await loginThroughPage(page, readBootstrapToken(server.home));
+    const oldToken = readBootstrapToken(server.home);
+    await loginThroughPage(page, oldToken);
     await page.waitForSelector("[data-testid=logout]", { timeout: 10_000 });
     // Let the workspace finish its first requests, so the click below is the next one.
     await page.waitForLoadState("networkidle");
-    const path = `${server.home}/.runtime/secrets/web-bootstrap-token`;
-    Deno.writeTextFileSync(`${path}.new`, "Rotated-token-123\n", { mode: 0o600 });
-    Deno.renameSync(`${path}.new`, path);
-    // The next request of the page (logout needs the session) meets a 401.
+    const rotated = "Rotated-token-123";
+    const r = await runInPty(
+      [DENO, ...RUN_FLAGS, `${REPO}/main.ts`, "rotate-token", "--home", server.home],
+      [{ expect: "New token", send: `${rotated}\r` }, { expect: "Repeat", send: `${rotated}\r` }],
+      { DENO_NO_UPDATE_CHECK: "1" },
+    );
+    assertEquals(r.code, 0, r.output);
+    // The browser's cookie is dead at once: its own request gets 401 ...
+    assertEquals((await page.request.get(`${server.url}/api/session`)).status(), 401);
+    // ... and the app's next request sends it back to the login page.
     await page.click("[data-testid=logout]");
     await page.waitForSelector("[data-testid=login-page]", { timeout: 10_000 });
-    await loginThroughPage(page, "Rotated-token-123");
+    await loginThroughPage(page, oldToken);
+    const err = await page.waitForSelector("[data-testid=login-error]", { timeout: 10_000 });
+    assertEquals(await err.textContent(), "That token is not valid.", "the old token is dead");
+    await loginThroughPage(page, rotated);
     await page.waitForSelector("[data-testid=shell]", { timeout: 10_000 });
   } finally {
     await browser.close();
