@@ -156,7 +156,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   }, [api, runs]);
 
   const refreshProjection = useCallback((agent: string, conv: string) => {
-    api.contextPreview(agent, conv).then(setProjection, (err) => {
+    api.contextPreview(agent, conv, drafts.get(conv).modelId).then(setProjection, (err) => {
       setProjection({
         available: false,
         reason: errorCode(err),
@@ -264,6 +264,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
         setDraft("");
         if (r.effect?.type === "set_model") {
           drafts.set(convId, { modelId: r.effect.model_id });
+          refreshProjection(agentId, convId);
           setPrefs((p) => ({
             ...p,
             modelId: r.effect?.type === "set_model" ? r.effect.model_id : null,
@@ -484,6 +485,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
               onDraft=${setDraft} onModel=${(id: string | null) => {
                 if (convId) drafts.set(convId, { modelId: id });
                 setPrefs((p) => ({ ...p, modelId: id }));
+                if (agentId && convId) refreshProjection(agentId, convId);
               }}
               onClearCompact=${() => {
                 if (convId) drafts.set(convId, { compactNext: false });

@@ -20,7 +20,8 @@ const MODEL_ID_ARG: CommandArgSpec = {
   name: "model_id",
   required: false,
   description: "A model id from the catalog (omit to list the catalog).",
-  pattern: /^[A-Za-z0-9._:/-]{1,128}$/,
+  // The same shape the run route accepts for model_id.
+  pattern: /^[a-z0-9][a-z0-9._:-]{0,63}$/,
 };
 
 /** Flattens a JSON object into label/value lines (two levels, scalars only). */

@@ -59,7 +59,7 @@ export interface Api {
     body: { message: string; model_id?: string; compact?: boolean },
   ): Promise<{ turnId: string; runId: string }>;
   cancelRun(agent: string, run: string): Promise<void>;
-  contextPreview(agent: string, conv: string): Promise<ContextProjection>;
+  contextPreview(agent: string, conv: string, modelId?: string | null): Promise<ContextProjection>;
   runContext(agent: string, run: string): Promise<Record<string, unknown>>;
   replay(
     agent: string,
@@ -110,8 +110,10 @@ export function createApi(request: Requester): Api {
       return { turnId: str(r.turn_id), runId: str(r.run_id) };
     },
     cancelRun: (a, run) => ok(request("POST", `${agentPath(a)}/runs/${e(run)}/cancel`)),
-    contextPreview: async (a, c) =>
-      toProjection(await request("GET", `${convPath(a, c)}/context-preview`)),
+    contextPreview: async (a, c, modelId) => {
+      const q = modelId ? `?model_id=${e(modelId)}` : "";
+      return toProjection(await request("GET", `${convPath(a, c)}/context-preview${q}`));
+    },
     runContext: async (a, run) =>
       obj(await request("GET", `${agentPath(a)}/runs/${e(run)}/context`)),
     replay: async (a, run, cursor) => {

@@ -1,0 +1,80 @@
+/**
+ * [UI-2, CV-3] durable history pages upward through the server cursor: a
+ * Conversation with 33 Turns opens on the latest 32, "Load earlier messages"
+ * fetches the older page with the opaque cursor, and the view stays on the
+ * message the operator was reading.
+ */
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { login } from "../helpers/login.ts";
+import { TURN_PAGE_DEFAULT } from "../../runtime/limits.ts";
+import { text } from "../../tools/fake_ollama/scenarios.ts";
+import { openLoggedIn, startUiEnv } from "./_ui_support.ts";
+
+const SYS = "00000000-0000-4000-8000-000000000001";
+
+Deno.test("older turns load upward through the server cursor", async () => {
+  const env = await startUiEnv(text("ok."));
+  try {
+    const s = await login(env.server);
+    const api = async (method: string, path: string, body?: unknown) => {
+      const r = await fetch(`${env.server.url}${path}`, {
+        method,
+        headers: s.headers(),
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: r.status, body: await r.json() };
+    };
+    const conv = (await api("POST", `/api/agents/${SYS}/sessions`, { title: "Long history" }))
+      .body.session.id;
+    const total = TURN_PAGE_DEFAULT + 1;
+    for (let i = 0; i < total; i++) {
+      const r = await api("POST", `/api/agents/${SYS}/sessions/${conv}/runs`, {
+        message: `question ${i}`,
+      });
+      assertEquals(r.status, 202, JSON.stringify(r.body));
+      for (let tries = 0; tries < 300; tries++) {
+        const d = await api("GET", `/api/agents/${SYS}/sessions/${conv}?limit=1`);
+        if (d.body.turns[0]?.state === "completed") break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+    }
+
+    const { page, errors } = await openLoggedIn(env);
+    await page.evaluate((h) => (location.hash = h), `#/a/${SYS}/c/${conv}`);
+    await page.reload();
+    await page.waitForSelector("[data-testid=load-older]", { timeout: 15_000 });
+    assertEquals(await page.$$eval("[data-testid=turn]", (t) => t.length), TURN_PAGE_DEFAULT);
+    assertEquals(
+      await page.textContent("[data-testid=turn] [data-testid=user-message]"),
+      "question 1",
+    );
+
+    const anchor = await page.$eval("[data-testid=chat-scroll]", (el) => {
+      el.scrollTop = 0;
+      return document.querySelector("[data-testid=turn]")!.getAttribute("data-turn-id");
+    });
+    await page.click("[data-testid=load-older]");
+    await page.waitForFunction(
+      (n) => document.querySelectorAll("[data-testid=turn]").length === n,
+      total,
+    );
+    assertEquals(
+      await page.textContent("[data-testid=turn] [data-testid=user-message]"),
+      "question 0",
+    );
+    assertEquals(await page.$("[data-testid=load-older]"), null, "no more pages");
+    // The previously first Turn is still in view after the older one was added above it.
+    const visible = await page.$eval(
+      `[data-turn-id="${anchor}"]`,
+      (el) => {
+        const r = el.getBoundingClientRect();
+        const c = document.querySelector("[data-testid=chat-scroll]")!.getBoundingClientRect();
+        return r.top < c.bottom && r.bottom > c.top;
+      },
+    );
+    assert(visible, "the reading position is kept");
+    assertEquals(errors, []);
+  } finally {
+    await env.close();
+  }
+});
