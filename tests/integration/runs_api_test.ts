@@ -126,6 +126,26 @@ Deno.test("Run routes over HTTP", async (t) => {
       await noCsrf.body?.cancel();
     });
 
+    await t.step("a Run is invisible under another Agent (404 on every run route)", async () => {
+      h.ollama.enqueue(scenarios.text("mine"));
+      const r = await submit(h, conv, "whose run?");
+      await readSse(h, r.body.run_id);
+      const other = (await h.api("POST", "/api/agents", { name: "other" })).body.agent.id;
+      const base = `/api/agents/${other}/runs/${r.body.run_id}`;
+      for (
+        const [method, path] of [
+          ["GET", `${base}/events`],
+          ["GET", `${base}/replay`],
+          ["GET", `${base}/context`],
+          ["GET", `${base}/capability-audit`],
+          ["POST", `${base}/cancel`],
+        ]
+      ) {
+        const res = await h.api(method, path);
+        assertEquals([res.status, codeOf(res)], [404, "run_not_found"], `${method} ${path}`);
+      }
+    });
+
     await t.step(`at most ${ACTIVE_RUNS_TOTAL_MAX} Runs are active at once`, async () => {
       const runs: { conv: string; run: string }[] = [];
       for (let i = 0; i < ACTIVE_RUNS_TOTAL_MAX; i++) {
