@@ -43,6 +43,7 @@ export interface WorkspaceProps {
 const AGENT_NAME_MAX = 64;
 const TITLE_MAX = 120;
 const PERMISSION_POLL_MS = 2000;
+const OLDER_PAGES_PER_CLICK = 8;
 
 export function Workspace({ request, onLogout }: WorkspaceProps) {
   const api = useMemo(() => createApi(request), [request]);
@@ -149,7 +150,9 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
       )
       : page.turns)
     );
-    setBefore((cur) => cur ?? page.before);
+    // A new Turn changes the conversation revision, which retires older cursors [CV-3]:
+    // always keep the freshest one (loadOlder skips pages that are already shown).
+    setBefore(page.before);
     for (const t of page.turns) {
       if (t.state === "running" && t.runId) runs.watch(agent, conv, t.runId);
     }
@@ -203,9 +206,10 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const busyConversations = useMemo(() => {
     const s = new Set<string>();
     for (const c of conversations) if (c.activeRunId) s.add(c.id);
+    for (const v of runs.live()) if (v.agentId === agentId) s.add(v.conversationId);
     if (convId && activeRunId) s.add(convId);
     return s;
-  }, [conversations, convId, activeRunId]);
+  }, [conversations, convId, activeRunId, tick, agentId]);
 
   // Approvals: poll while a Run is active in this Conversation.
   useEffect(() => {
@@ -311,13 +315,32 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     if (agentId) api.cancelRun(agentId, runId).catch(fail);
   };
 
+  /** Older pages already on screen are skipped (bounded) so each click shows new Turns. */
   const loadOlder = async () => {
     if (!agentId || !convId || !before) return;
     setLoadingOlder(true);
     try {
-      const page = await api.getConversation(agentId, convId, before);
-      setTurns((cur) => mergeTurns(page.turns, cur));
-      setBefore(page.before);
+      let cursor: string | null = before;
+      let known = new Set(turns.map((t) => t.id));
+      let retried = false;
+      for (let i = 0; i < OLDER_PAGES_PER_CLICK && cursor !== null; i++) {
+        let page;
+        try {
+          page = await api.getConversation(agentId, convId, cursor);
+        } catch (err) {
+          // The revision moved since this cursor was issued: start again from a fresh one.
+          if (errorCode(err) !== "invalid_session_cursor" || retried) throw err;
+          retried = true;
+          cursor = (await api.getConversation(agentId, convId)).before;
+          continue;
+        }
+        const fresh = page.turns.filter((t) => !known.has(t.id));
+        setTurns((cur) => mergeTurns(page.turns, cur));
+        cursor = page.before;
+        known = new Set([...known, ...page.turns.map((t) => t.id)]);
+        if (fresh.length > 0) break;
+      }
+      setBefore(cursor);
     } catch (err) {
       fail(err);
     } finally {

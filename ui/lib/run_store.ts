@@ -82,6 +82,8 @@ export function applyMessage(view: RunView, msg: SseMessage): RunView {
 
 export interface RunStore {
   get(runId: string): RunView | undefined;
+  /** Runs being watched that have not reached a terminal event. */
+  live(): RunView[];
   /** Starts watching a Run (idempotent). */
   watch(agentId: string, conversationId: string, runId: string): void;
   subscribe(fn: () => void): () => void;
@@ -104,6 +106,7 @@ export function createRunStore(onTerminal: (view: RunView) => void): RunStore {
   };
   return {
     get: (id) => views.get(id),
+    live: () => [...views.values()].filter((v) => v.terminal === null && v.connection !== "lost"),
     watch(agentId, conversationId, runId) {
       if (streams.has(runId)) return;
       const initial = views.get(runId) ?? emptyRun(agentId, conversationId, runId);
