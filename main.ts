@@ -20,7 +20,8 @@ Commands:
                           write a consistent snapshot of data/ to backups/NAME.tar(.gz)
   restore FILE --yes [--home DIR]
                           replace data/ with a backup (the server must be stopped)
-  doctor [--json]         report what this host supports for sandboxed Runs
+  doctor [--json] [--ollama URL]
+                          report what this host supports (sandbox, model qualification)
   version                 print the release
   help                    this text
 

@@ -1,19 +1,31 @@
-/** `agent-builder doctor`: what this host supports; non-zero when Runs could not be sandboxed. */
+/**
+ * `agent-builder doctor`: what this host supports — Landlock, seccomp, /proc, a
+ * real confined Worker, and model qualification [PK-1]. Exits non-zero only
+ * when a Run could not be sandboxed; an unavailable model is reported, since
+ * the server serves without one and Runs then fail closed.
+ */
 import { probeHost } from "../../sandbox/probe.ts";
 import { resolveHome } from "../home.ts";
+import { DEFAULT_OLLAMA_URL } from "../limits.ts";
+import { silentLogger } from "../log.ts";
+import { createBroker } from "../model/broker.ts";
+import { createCatalog } from "../model/catalog.ts";
+import type { ModelStatus } from "../model/types.ts";
 import { probeConfinedWorker, type WorkerProbeReport } from "../worker/worker_probe.ts";
 import { parseArgs } from "./args.ts";
 
 export async function doctorCommand(argv: string[]): Promise<number> {
-  const a = parseArgs(argv, { flags: ["home"], switches: ["json"] });
+  const a = parseArgs(argv, { flags: ["home", "ollama"], switches: ["json"] });
+  const catalog = createCatalog({ ollamaUrl: a.flags.ollama ?? DEFAULT_OLLAMA_URL });
   const r = probeHost();
   // A real confined Worker, only when the host features are there [PK-5].
   const worker: WorkerProbeReport | null = r.sandboxable
     ? await probeConfinedWorker(resolveHome(a.flags.home ?? "."))
     : null;
   const ok = r.sandboxable && worker?.ok === true;
+  const model = await qualifyModel(catalog);
   if (a.switches.has("json")) {
-    console.log(JSON.stringify({ ...r, worker, sandboxable: ok }, null, 2));
+    console.log(JSON.stringify({ ...r, worker, model, sandboxable: ok }, null, 2));
   } else {
     const mark = (b: boolean) => (b ? "ok " : "NO ");
     console.log(`host        ${r.os}/${r.arch}, kernel ${r.kernel}`);
@@ -25,11 +37,32 @@ export async function doctorCommand(argv: string[]): Promise<number> {
     console.log(`${mark(r.seccomp)} seccomp   ${r.seccomp ? "filter mode" : r.seccompReason}`);
     console.log(`${mark(r.proc)} /proc     ${r.proc ? "mounted" : "missing"}`);
     console.log(`${mark(worker?.ok === true)} worker    ${describeWorker(worker)}`);
+    console.log(`${mark(model.available)} model     ${describeModel(catalog.defaultId, model)}`);
     const problems = [...r.problems];
     if (worker && !worker.ok) problems.push(`confined Worker refused (${worker.code})`);
     console.log(ok ? "Runs can be sandboxed." : `Runs would be REFUSED: ${problems.join("; ")}`);
   }
   return ok ? 0 : 1;
+}
+
+/** Qualifies the default catalog model once, exactly as `serve` would [MB-2]. */
+async function qualifyModel(catalog: ReturnType<typeof createCatalog>): Promise<ModelStatus> {
+  const broker = createBroker({ catalog, log: silentLogger, qualifyNow: false });
+  try {
+    await broker.requalify();
+    return broker.status();
+  } finally {
+    await broker.close();
+  }
+}
+
+function describeModel(id: string, m: ModelStatus): string {
+  if (!m.available) {
+    return `${id} unavailable (${m.reason}) — start Ollama or pass --ollama URL; Runs fail closed`;
+  }
+  const caps = Object.entries(m.profile.capabilities).filter(([, v]) => v).map(([k]) => k);
+  return `${id}: window ${m.profile.window} (native ${m.profile.nativeWindow}), input budget ` +
+    `${m.profile.budget}, capabilities ${caps.join(", ")}`;
 }
 
 function describeWorker(w: WorkerProbeReport | null): string {

@@ -1,6 +1,7 @@
 import { DENO, REPO, RUN_FLAGS, startTestServer } from "../helpers/server.ts";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { makeTempHome } from "../helpers/home.ts";
+import { startFakeOllama } from "../../tools/fake_ollama/server.ts";
 
 async function run(args: string[], cwd?: string) {
   const out = await new Deno.Command(DENO, {
@@ -108,12 +109,32 @@ Deno.test("the CLI prints help, version, and refuses unknown commands and option
   assertEquals(badPort.code, 2);
 });
 
-Deno.test("doctor reports host capabilities and exits 0 on a sandboxable host", async () => {
-  const r = await run(["doctor", "--json"]);
-  const report = JSON.parse(r.stdout);
-  assertEquals(typeof report.sandboxable, "boolean");
-  assertEquals(r.code, report.sandboxable ? 0 : 1);
-  // This project's supported hosts (and CI) have Landlock >= 6 and seccomp.
-  assert(report.landlockAbi >= 6, `landlock ABI ${report.landlockAbi}`);
-  assertEquals(report.seccomp, true);
+Deno.test("doctor reports host capabilities and model qualification, exit 0 when sandboxable", async () => {
+  const fake = await startFakeOllama();
+  try {
+    const r = await run(["doctor", "--json", "--ollama", fake.url, "--home", makeTempHome()]);
+    const report = JSON.parse(r.stdout);
+    assertEquals(typeof report.sandboxable, "boolean");
+    assertEquals(r.code, report.sandboxable ? 0 : 1);
+    // This project's supported hosts (and CI) have Landlock >= 6 and seccomp.
+    assert(report.landlockAbi >= 6, `landlock ABI ${report.landlockAbi}`);
+    assertEquals(report.seccomp, true);
+    assertEquals(report.model.available, true);
+    assertEquals(report.model.profile.window, 32768);
+    assertEquals(report.model.profile.budget, 28672);
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("doctor says the model is unavailable without failing when Ollama is down", async () => {
+  const port = (() => {
+    const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const p = (l.addr as Deno.NetAddr).port;
+    l.close();
+    return p;
+  })();
+  const r = await run(["doctor", "--ollama", `http://127.0.0.1:${port}`, "--home", makeTempHome()]);
+  assertMatch(r.stdout, /NO  model     qwen3\.5:2b unavailable \(unreachable\)/);
+  assertEquals(r.code, 0);
 });
