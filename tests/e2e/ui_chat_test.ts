@@ -97,6 +97,18 @@ Deno.test("an operator logs in, creates an agent and a conversation, and watches
     await page.click("[data-testid=load-context]");
     await page.waitForSelector("[data-testid=run-details] details[open] pre");
 
+    // After a reload the finished Run's timeline comes from the validated replay.
+    await page.reload();
+    await page.waitForSelector("[data-testid=assistant-markdown]");
+    await page.click("[data-testid=toggle-details]");
+    await page.waitForSelector("[data-testid=run-details] [data-testid=timeline-event]");
+    const replayed = await page.$$eval(
+      "[data-testid=timeline-event]",
+      (els) => els.map((e) => e.getAttribute("data-kind")),
+    );
+    assertEquals(replayed, kinds);
+    await page.click("[data-testid=close-details]");
+
     // A slash command runs without creating a Turn or calling the model.
     const turnsBefore = await turnCount(page);
     const chatsBefore = env.ollama.chats.length;
