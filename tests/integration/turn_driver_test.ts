@@ -44,7 +44,7 @@ interface Fixture {
   operations(): number;
 }
 
-function fixture(broker: ModelBroker): Fixture {
+function fixture(broker: ModelBroker, budget = 28672): Fixture {
   const home = makeTempHome();
   const workspace = `${home}/ws`;
   Deno.mkdirSync(workspace, { mode: 0o700 });
@@ -85,7 +85,7 @@ function fixture(broker: ModelBroker): Fixture {
     userMessage: "q",
     toolset,
     window: 32768,
-    budget: 28672,
+    budget,
     modelId: "qwen3.5:2b",
   });
   const snapshot: TurnRuntimeSnapshot = {
@@ -206,8 +206,11 @@ function modelCall(snap: TurnRuntimeSnapshot, over: Partial<Record<string, unkno
   } as WorkerToControl;
 }
 
-async function withFixture(fn: (f: Fixture, o: FakeOllama) => Promise<void>): Promise<void> {
-  await withBroker(({ broker, ollama }) => fn(fixture(broker), ollama));
+async function withFixture(
+  fn: (f: Fixture, o: FakeOllama) => Promise<void>,
+  budget?: number,
+): Promise<void> {
+  await withBroker(({ broker, ollama }) => fn(fixture(broker, budget), ollama));
 }
 
 Deno.test("driveTurn(): the real kernel completes a tool round-trip with the driver", async () => {
@@ -321,4 +324,19 @@ Deno.test("driveTurn(): a Worker that exits mid-Turn fails the Turn with worker_
     const t = await f.run(hostile([]));
     assertEquals(t, { state: "failed", code: "worker_crashed", stage: "worker" });
   });
+});
+
+Deno.test("driveTurn(): admission is re-checked before the call that follows a tool result", async () => {
+  // A budget the first call fits (tool schemas included) but not with a 3 KiB tool result.
+  await withFixture(async (f, ollama) => {
+    Deno.writeTextFileSync(`${f.workspace}/big.txt`, "z".repeat(3000) + "\n", { mode: 0o600 });
+    ollama.enqueue(
+      scenarios.toolCall([{ name: "file__read_text", arguments: { path: "big.txt" } }]),
+      scenarios.text("never sent"),
+    );
+    const t = await f.run(kernelChannel());
+    assertEquals(t, { state: "failed", code: "model_context_limit", stage: "context" });
+    assertEquals(ollama.chats.length, 1, "the over-budget call never reaches the provider");
+    assertEquals(f.operations(), 1);
+  }, 4000);
 });
