@@ -10,6 +10,7 @@ import { openAgentState } from "../helpers/agent_state.ts";
 import { newConversation, readSse, startRunHarness, submit, waitTurn } from "../helpers/runs.ts";
 import { ACTIVE_RUNS_TOTAL_MAX, USER_MESSAGE_MAX_BYTES } from "../../runtime/limits.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
+import { startFakeOllama } from "../../tools/fake_ollama/server.ts";
 
 Deno.test("Run routes over HTTP", async (t) => {
   const h = await startRunHarness();
@@ -192,5 +193,29 @@ Deno.test("deleting an Agent cancels its active Run first", async () => {
     assertEquals(codeOf(await h.api("GET", `/api/agents/${agent}`)), "agent_not_found");
   } finally {
     await h.close();
+  }
+});
+
+Deno.test("a first call over the model's input budget is refused with 413 model_context_limit", async () => {
+  // window 8192 - output reserve 4096 = 4096-token input budget.
+  const ollama = await startFakeOllama({
+    models: {
+      "qwen3.5:2b": { arch: "qwen35", contextLength: 8192, capabilities: ["completion", "tools"] },
+    },
+  });
+  const h = await startRunHarness({ ollama });
+  try {
+    const conv = await newConversation(h);
+    const big = await submit(h, conv, "m".repeat(4000));
+    assertEquals([big.status, codeOf(big)], [413, "model_context_limit"]);
+    assertEquals(ollama.chats.length, 0);
+    const detail = await h.api("GET", `/api/agents/${h.agent}/sessions/${conv}`);
+    assertEquals(detail.body.turns, [], "a refused submission creates no Turn");
+    const p = await h.api("GET", `/api/agents/${h.agent}/sessions/${conv}/context-preview`);
+    assertEquals([p.body.available, p.body.window, p.body.budget], [true, 8192, 4096]);
+    assert(p.body.safe_user_tokens < 4000, "the preview shows the message would not fit");
+  } finally {
+    await h.close();
+    await ollama.close();
   }
 });
