@@ -24,7 +24,6 @@ import type { AgentService } from "../agents/service.ts";
 import { admit } from "../context/admission.ts";
 import { compileContextPlan, type ContextPlan } from "../context/plan.ts";
 import { AppError } from "../errors.ts";
-import { RunJournal, writeStaged } from "../events/journal.ts";
 import { LiveHub } from "../events/live_hub.ts";
 import { agentRuntimeRel, type HomeLayout } from "../home.ts";
 import {
@@ -39,19 +38,19 @@ import {
 import type { Logger } from "../log.ts";
 import type { ModelBroker } from "../model/types.ts";
 import { ensurePrivateDir } from "../path_safety.ts";
-import { canonicalJson, utf8Bytes } from "../protocol/digest.ts";
+import { utf8Bytes } from "../protocol/digest.ts";
 import {
   parseWorkerFrame,
   type TurnRuntimeSnapshot,
   type WorkerToControl,
 } from "../protocol/worker_frames.ts";
-import { beginTurnInTransaction } from "../store/agent_state_store.ts";
-import { getRun, insertRun } from "../store/run_store.ts";
-import { type DatabaseSync, transaction } from "../store/sqlite.ts";
+import { getRun } from "../store/run_store.ts";
+import type { DatabaseSync } from "../store/sqlite.ts";
 import { sealCatalog, type ToolCatalog } from "../tools/catalog.ts";
 import { spawnConfinedWorker, type WorkerHandle } from "../worker/supervisor.ts";
 import { Approvals } from "./approvals.ts";
 import { recoverRuns } from "./recovery.ts";
+import { beginRun } from "./run_begin.ts";
 import { createRunInputs } from "./run_inputs.ts";
 import { RunRecorder, type Terminal } from "./run_recorder.ts";
 import type { ApprovalContext } from "./tool_call.ts";
@@ -59,7 +58,6 @@ import { driveTurn } from "./turn_driver.ts";
 
 /** Grace for a Worker to report `cancelled` before it is killed. */
 export const CANCEL_GRACE_MS = 2000;
-export const PROTOCOL_FEATURES = ["ipc-v2", "tool-refs", "finalize-marker", "approvals"];
 
 type AbortReason = "user" | "shutdown" | "deadline" | "agent_upgrade" | "agent_delete";
 
@@ -171,54 +169,17 @@ export function createRunService(opts: RunServiceOptions) {
           throw new AppError("conversation_busy");
         }
       }
-      const ids = { run_id: runId, agent_id: agentId, conversation_id: conversationId };
-      const journal = new RunJournal(ids, now);
-      const startedPayload = {
-        turn_id: turnId,
-        model_id: modelId,
-        plan_id: plan.id,
-        plan_digest: plan.digest,
-        toolset_digest: p.toolset.digest,
-        tool_ids: p.toolset.tools.map((t) => t.spec.id),
-        section_count: plan.sections.length,
-        history_count: plan.history.length,
-        window: plan.window,
-        budget: plan.budget,
-        protocol_features: PROTOCOL_FEATURES,
-      };
-      const staged = journal.stage("run.started", startedPayload);
-      const at = now();
-      try {
-        transaction(p.db, () => {
-          const t = beginTurnInTransaction(p.db, {
-            conversationId,
-            expectedRevision: p.conv.revision,
-            turnId,
-            runId,
-            userMessage: body.message,
-            now: at,
-          });
-          if (t.result === "missing") throw new AppError("conversation_not_found");
-          if (t.result !== "ok") throw new AppError("conversation_busy");
-          insertRun(p.db, {
-            id: runId,
-            conversation_id: conversationId,
-            turn_id: turnId,
-            model_id: modelId,
-            started_summary: canonicalJson(startedPayload),
-            last_digest: journal.head,
-            created_at: at,
-          });
-          writeStaged(p.db, journal, [staged]);
-        });
-      } catch (err) {
-        if (err instanceof AppError) throw err;
-        if (err instanceof Error && /UNIQUE constraint failed/.test(err.message)) {
-          throw new AppError("conversation_busy", "unique index");
-        }
-        throw err;
-      }
-      journal.accept([staged]);
+      const { journal, staged, at } = beginRun({
+        db: p.db,
+        ids: { run_id: runId, agent_id: agentId, conversation_id: conversationId },
+        turnId,
+        expectedRevision: p.conv.revision,
+        message: body.message,
+        modelId,
+        plan,
+        toolset: p.toolset,
+        now,
+      });
       rememberPlan(runId, plan);
       const live = hub.create(runId, agentId);
       live.push(staged.envelope);

@@ -1,0 +1,87 @@
+/**
+ * The start of a Run [CV-2, EV-1]: the Turn, the Run row and `run.started` in
+ * ONE `BEGIN IMMEDIATE` transaction.
+ *
+ * What this file enforces: the Turn is accepted only at the Conversation
+ * revision the plan was compiled at (compare-and-swap) and only if no Turn is
+ * running (`turns_one_running`); the Run row is the Conversation's only
+ * running Run (`runs_one_active`); any of these losing a race is 409
+ * `conversation_busy`, and nothing at all is written. `run.started` is
+ * content-free: plan/toolset ids and digests, counts, window, budget, features.
+ */
+import type { ContextPlan } from "../context/plan.ts";
+import { AppError } from "../errors.ts";
+import { type RunIds, RunJournal, type Staged, writeStaged } from "../events/journal.ts";
+import { canonicalJson } from "../protocol/digest.ts";
+import { beginTurnInTransaction } from "../store/agent_state_store.ts";
+import { insertRun } from "../store/run_store.ts";
+import { type DatabaseSync, transaction } from "../store/sqlite.ts";
+import type { EffectiveToolSet } from "../tools/policy.ts";
+
+export const PROTOCOL_FEATURES = ["ipc-v2", "tool-refs", "finalize-marker", "approvals"];
+
+export interface BeginRunInput {
+  db: DatabaseSync;
+  ids: RunIds;
+  turnId: string;
+  /** The Conversation revision the plan's history was read at. */
+  expectedRevision: number;
+  message: string;
+  modelId: string;
+  plan: ContextPlan;
+  toolset: EffectiveToolSet;
+  now: () => number;
+}
+
+/** Writes the Turn, the Run and `run.started`; returns the journal with its first event accepted. */
+export function beginRun(x: BeginRunInput): { journal: RunJournal; staged: Staged; at: number } {
+  const journal = new RunJournal(x.ids, x.now);
+  const startedPayload = {
+    turn_id: x.turnId,
+    model_id: x.modelId,
+    plan_id: x.plan.id,
+    plan_digest: x.plan.digest,
+    toolset_digest: x.toolset.digest,
+    tool_ids: x.toolset.tools.map((t) => t.spec.id),
+    section_count: x.plan.sections.length,
+    history_count: x.plan.history.length,
+    window: x.plan.window,
+    budget: x.plan.budget,
+    protocol_features: PROTOCOL_FEATURES,
+  };
+  const staged = journal.stage("run.started", startedPayload);
+  const at = x.now();
+  try {
+    transaction(x.db, () => {
+      const t = beginTurnInTransaction(x.db, {
+        conversationId: x.ids.conversation_id,
+        expectedRevision: x.expectedRevision,
+        turnId: x.turnId,
+        runId: x.ids.run_id,
+        userMessage: x.message,
+        now: at,
+      });
+      if (t.result === "missing") throw new AppError("conversation_not_found");
+      if (t.result !== "ok") throw new AppError("conversation_busy");
+      insertRun(x.db, {
+        id: x.ids.run_id,
+        conversation_id: x.ids.conversation_id,
+        turn_id: x.turnId,
+        model_id: x.modelId,
+        started_summary: canonicalJson(startedPayload),
+        last_digest: journal.head,
+        created_at: at,
+      });
+      writeStaged(x.db, journal, [staged]);
+    });
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    // The unique partial indexes are the last line against a concurrent Run [CV-2].
+    if (err instanceof Error && /UNIQUE constraint failed/.test(err.message)) {
+      throw new AppError("conversation_busy", "unique index");
+    }
+    throw err;
+  }
+  journal.accept([staged]);
+  return { journal, staged, at };
+}
