@@ -25,6 +25,7 @@ export interface ChatViewProps {
   awaitingRuns: ReadonlySet<string>;
   onLoadOlder(): void;
   onStop(runId: string): void;
+  onReconnect(runId: string): void;
   onRetry(message: string): void;
   onDetails(runId: string): void;
 }
@@ -95,7 +96,7 @@ export function ChatView(p: ChatViewProps) {
               <${TurnView} key=${t.id} turn=${t} run=${t.runId ? p.runs.get(t.runId) : undefined}
                 renderer=${p.renderer} awaitingApproval=${t.runId !== null &&
                   p.awaitingRuns.has(t.runId)}
-                onStop=${p.onStop} onRetry=${p.onRetry}
+                onStop=${p.onStop} onReconnect=${p.onReconnect} onRetry=${p.onRetry}
                 onDetails=${p.onDetails} />
             `
           )}

@@ -16,6 +16,7 @@ import type {
 } from "./lib/types.ts";
 
 export interface ComposerProps {
+  conversationId: string;
   draft: string;
   modelId: string | null;
   compactNext: boolean;
@@ -49,6 +50,11 @@ export function Composer(p: ComposerProps) {
       c.name.startsWith(typed) || c.aliases.some((a) => a.startsWith(typed))
     )
     : [];
+
+  // Focus the composer when a Conversation opens (keyboard-first).
+  useEffect(() => {
+    ref.current?.focus({ preventScroll: true });
+  }, [p.conversationId]);
 
   useEffect(() => {
     const el = ref.current;

@@ -19,6 +19,8 @@ export interface TurnViewProps {
   /** A tool approval of this Turn's Run is pending. */
   awaitingApproval: boolean;
   onStop(runId: string): void;
+  /** Re-opens the live stream after the client gave up reconnecting. */
+  onReconnect(runId: string): void;
   onRetry(message: string): void;
   onDetails(runId: string): void;
 }
@@ -36,7 +38,7 @@ function statusText(live: string, awaiting: boolean, lost: boolean): string {
 }
 
 export function TurnView(
-  { turn, run, renderer, awaitingApproval, onStop, onRetry, onDetails }: TurnViewProps,
+  { turn, run, renderer, awaitingApproval, onStop, onReconnect, onRetry, onDetails }: TurnViewProps,
 ) {
   const running = turn.state === "running";
   const live = run?.liveText ?? "";
@@ -58,6 +60,12 @@ export function TurnView(
             <div class="turn-status">
               <span class="status-dot running" aria-hidden="true"></span>
               <span>${statusText(live, awaitingApproval, run?.connection === "lost")}</span>
+              ${turn.runId && run?.connection === "lost" && html`
+                <button type="button" class="btn btn-sm" data-testid="reconnect"
+                  aria-label="Reconnect to this run" onClick=${() => onReconnect(turn.runId!)}>
+                  Reconnect
+                </button>
+              `}
               ${turn.runId && html`
                 <button type="button" class="btn btn-sm btn-danger-soft" data-testid="stop-run"
                   aria-label="Stop this run" onClick=${() => onStop(turn.runId!)}>

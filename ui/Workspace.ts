@@ -487,7 +487,9 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
             <${ChatView} conversationId=${convId} turns=${turns} hasOlder=${before !== null}
               loadingOlder=${loadingOlder} runs=${runs} liveTick=${tick} renderer=${renderer}
               awaitingRuns=${new Set(convPermissions.map((p) => p.runId).filter((r) => r !== null))}
-              onLoadOlder=${loadOlder} onStop=${stop} onRetry=${setDraft}
+              onLoadOlder=${loadOlder} onStop=${stop}
+              onReconnect=${(runId: string) =>
+                agentId && convId && runs.watch(agentId, convId, runId)} onRetry=${setDraft}
               onDetails=${openDetails} />
             <div class="approvals">
               ${convPermissions.map((p) =>
@@ -501,8 +503,9 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
                 `
               )}
             </div>
-            <${Composer} draft=${prefs.draft} modelId=${prefs.modelId} compactNext=${prefs
-              .compactNext}
+            <${Composer} conversationId=${convId} draft=${prefs.draft} modelId=${prefs.modelId}
+              compactNext=${prefs
+                .compactNext}
               models=${models} projection=${projection} commands=${commands}
               commandResult=${commandResult} activeRunId=${activeRunId} sending=${sending}
               onDraft=${setDraft} onModel=${(id: string | null) => {

@@ -6,7 +6,12 @@
  */
 import { assertEquals } from "../helpers/assert.ts";
 import { createSseParser, openEventStream, SSE_RECONNECTS_MAX } from "../../ui/lib/sse.ts";
-import { applyMessage, emptyRun, LIVE_TEXT_MAX_CHARS } from "../../ui/lib/run_store.ts";
+import {
+  applyMessage,
+  createRunStore,
+  emptyRun,
+  LIVE_TEXT_MAX_CHARS,
+} from "../../ui/lib/run_store.ts";
 
 Deno.test("the SSE parser handles ids, events, multi-line data, comments and split chunks", () => {
   const parse = createSseParser();
@@ -170,4 +175,41 @@ Deno.test("a durable-fallback snapshot with a settled state ends the run view", 
     data: ctl("stream.snapshot", { state: "interrupted" }),
   });
   assertEquals(v.terminal?.kind, "stream.snapshot");
+});
+
+Deno.test("the run store marks a run lost after the reconnect budget and can watch it again", async () => {
+  let phase: "drop" | "finish" = "drop";
+  const paths: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    paths.push(new URL(req.url).pathname);
+    const body = phase === "drop"
+      ? `id: 1\ndata: ${env(1, "run.started")}\n\n`
+      : `id: 2\ndata: ${env(2, "run.completed")}\n\n`;
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
+  try {
+    const finished: string[] = [];
+    const store = createRunStore((v) => finished.push(v.runId), {
+      origin: `http://127.0.0.1:${server.addr.port}`,
+      backoffMs: () => 2,
+    });
+    store.watch("a", "c", "r");
+    for (let i = 0; i < 200 && store.get("r")?.connection !== "lost"; i++) {
+      await new Promise((res) => setTimeout(res, 5));
+    }
+    assertEquals(store.get("r")?.connection, "lost");
+    assertEquals(paths.length, 1 + SSE_RECONNECTS_MAX);
+    assertEquals(paths[0], "/api/agents/a/runs/r/events");
+    assertEquals(store.live(), []);
+    phase = "finish";
+    store.watch("a", "c", "r");
+    for (let i = 0; i < 200 && finished.length === 0; i++) {
+      await new Promise((res) => setTimeout(res, 5));
+    }
+    assertEquals(finished, ["r"]);
+    assertEquals(store.get("r")?.terminal?.kind, "run.completed");
+    store.closeAll();
+  } finally {
+    await server.shutdown();
+  }
 });

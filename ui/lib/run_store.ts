@@ -95,7 +95,17 @@ export function runEventsUrl(agentId: string, runId: string): string {
   return `/api/agents/${encodeURIComponent(agentId)}/runs/${encodeURIComponent(runId)}/events`;
 }
 
-export function createRunStore(onTerminal: (view: RunView) => void): RunStore {
+export interface RunStoreOptions {
+  /** Prefix for stream URLs (tests use a loopback origin). @default "" (same origin) */
+  origin?: string;
+  /** Delay before reconnect n. @default 400 ms × n */
+  backoffMs?(attempt: number): number;
+}
+
+export function createRunStore(
+  onTerminal: (view: RunView) => void,
+  opts: RunStoreOptions = {},
+): RunStore {
   const views = new Map<string, RunView>();
   const streams = new Map<string, StreamHandle>();
   const listeners = new Set<() => void>();
@@ -110,9 +120,11 @@ export function createRunStore(onTerminal: (view: RunView) => void): RunStore {
     watch(agentId, conversationId, runId) {
       if (streams.has(runId)) return;
       const initial = views.get(runId) ?? emptyRun(agentId, conversationId, runId);
-      views.set(runId, { ...initial, connection: "connecting" });
+      // A fresh stream replays the live record from its start: drop the old live text.
+      views.set(runId, { ...initial, liveText: "", connection: "connecting", lostReason: null });
       const handle = openEventStream({
-        url: runEventsUrl(agentId, runId),
+        url: `${opts.origin ?? ""}${runEventsUrl(agentId, runId)}`,
+        backoffMs: opts.backoffMs,
         isTerminal: () => views.get(runId)?.terminal != null,
         onMessage(msg) {
           const prev = views.get(runId);
