@@ -1,13 +1,16 @@
 /**
- * The HTTP front door: Deno.serve on loopback by default, route matching,
- * the gateway's auth checks before any handler, body validation, security
- * headers on every response, and one place that turns errors into the fixed
- * envelope [GW-1, GW-5, GW-6]. Forwarded headers are never consulted.
+ * The HTTP front door: the connection guard on the public address (loopback
+ * by default; connection cap and idle timeout, see conn_guard.ts) in front of
+ * Deno.serve, route matching, the gateway's auth checks before any handler,
+ * body validation, security headers on every response, and one place that
+ * turns errors into the fixed envelope [GW-1, GW-5, GW-6]. Forwarded headers
+ * are never consulted.
  */
 import { AppError } from "../errors.ts";
-import { MAX_CONCURRENT_CONNECTIONS, MAX_HEADER_BYTES } from "../limits.ts";
+import { MAX_CONCURRENT_CONNECTIONS, MAX_HEADER_BYTES, SHUTDOWN_GRACE_MS } from "../limits.ts";
 import type { Logger } from "../log.ts";
 import { parseJsonBody } from "./body.ts";
+import { type ConnGuard, startConnGuard } from "./conn_guard.ts";
 import { applySecurityHeaders, errorResponse } from "./headers.ts";
 import { createRouter, type Route, type RouteContext } from "./router.ts";
 
@@ -26,6 +29,13 @@ export interface Gateway {
   decorate?(res: Response, sessionId: string | null): Response | void;
   /** Told the bound address once listening (allowed Host/Origin derive from it). */
   listening?(addr: { hostname: string; port: number }): void;
+}
+
+/** Where the real peer of a request comes from when a connection guard fronts the server. */
+export interface PeerSource {
+  peerOf(port: number): string | null;
+  /** Marks a request in flight on that connection; the result is called when delivered. */
+  begin(port: number): () => void;
 }
 
 export interface ServerOptions {
@@ -47,13 +57,19 @@ export interface RunningServer {
 }
 
 /** Builds the request handler (exported for in-process tests). */
-export function createHandler(opts: Omit<ServerOptions, "hostname" | "port" | "onListen">) {
+export function createHandler(
+  opts: Omit<ServerOptions, "hostname" | "port" | "onListen"> & { peers?: PeerSource },
+) {
   const match = createRouter(opts.routes);
   let active = 0;
   return async (req: Request, info: Deno.ServeHandlerInfo): Promise<Response> => {
     const url = new URL(req.url);
     const isApi = url.pathname.startsWith("/api/") || url.pathname === "/health";
-    const remote = info.remoteAddr.transport === "tcp" ? info.remoteAddr.hostname : "local";
+    const tcp = info.remoteAddr.transport === "tcp" ? info.remoteAddr as Deno.NetAddr : null;
+    // The TCP peer only (through the guard: the guard's client); never a header [GW-1].
+    const remote = (tcp && opts.peers?.peerOf(tcp.port)) ?? tcp?.hostname ?? "local";
+    const endRequest = tcp && opts.peers ? opts.peers.begin(tcp.port) : () => {};
+    info.completed.then(endRequest, endRequest);
     let res: Response;
     if (active >= MAX_CONCURRENT_CONNECTIONS) {
       return applySecurityHeaders(errorResponse("too_many_connections"), isApi);
@@ -117,19 +133,27 @@ function clipPath(path: string): string {
   return path.split("/").slice(0, 3).join("/");
 }
 
-/** Starts listening. Resolves once bound. */
+/**
+ * Starts listening. Resolves once bound. The public address is held by the
+ * connection guard (conn_guard.ts); Deno.serve itself listens on an
+ * ephemeral loopback port behind it.
+ */
 export function startServer(opts: ServerOptions): Promise<RunningServer> {
-  const handler = createHandler(opts);
+  let guard: ConnGuard | null = null;
+  const handler = createHandler({
+    ...opts,
+    peers: {
+      peerOf: (port) => guard?.peerOf(port) ?? null,
+      begin: (port) => guard?.begin(port) ?? (() => {}),
+    },
+  });
   return new Promise((resolve, reject) => {
-    let bound: { hostname: string; port: number } | null = null;
     let server: Deno.HttpServer<Deno.NetAddr>;
     try {
       server = Deno.serve({
-        hostname: opts.hostname,
-        port: opts.port,
-        onListen(addr) {
-          bound = addr;
-        },
+        hostname: "127.0.0.1",
+        port: 0,
+        onListen() {},
         onError(err) {
           return applySecurityHeaders(toErrorResponse(err, opts.log, "/"), true);
         },
@@ -138,15 +162,38 @@ export function startServer(opts: ServerOptions): Promise<RunningServer> {
       reject(err);
       return;
     }
-    // onListen runs synchronously inside Deno.serve, before `server` exists.
-    const addr = bound ?? server.addr;
+    const upstream = server;
+    try {
+      guard = startConnGuard({
+        hostname: opts.hostname,
+        port: opts.port,
+        upstreamPort: upstream.addr.port,
+        log: opts.log,
+      });
+    } catch (err) {
+      upstream.shutdown().finally(() => reject(err));
+      return;
+    }
+    const front = guard;
+    const addr = { hostname: front.addr.hostname, port: front.addr.port };
     opts.gateway.listening?.(addr);
     opts.onListen?.(addr);
     resolve({
       port: addr.port,
       hostname: addr.hostname,
-      shutdown: () => server.shutdown(),
-      finished: server.finished,
+      async shutdown() {
+        front.stopAccepting();
+        const done = upstream.shutdown();
+        // In-flight requests get SHUTDOWN_GRACE_MS; then their sockets close.
+        const timer = setTimeout(() => front.closeAll(), SHUTDOWN_GRACE_MS);
+        try {
+          await done;
+        } finally {
+          clearTimeout(timer);
+          front.closeAll();
+        }
+      },
+      finished: upstream.finished,
     });
   });
 }
