@@ -73,7 +73,13 @@ export async function submit(
 export async function readSse(
   h: RunHarness,
   runId: string,
-  opts: { lastEventId?: string; until?: (f: SseFrame) => boolean; timeoutMs?: number } = {},
+  opts: {
+    lastEventId?: string;
+    until?: (f: SseFrame) => boolean;
+    timeoutMs?: number;
+    /** Called once the response headers arrived (the stream is attached). */
+    opened?: () => void;
+  } = {},
 ): Promise<SseFrame[]> {
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), opts.timeoutMs ?? 20_000);
@@ -87,6 +93,7 @@ export async function readSse(
     clearTimeout(timer);
     throw new Error(`events: ${res.status} ${await res.text()}`);
   }
+  opts.opened?.();
   const frames: SseFrame[] = [];
   const dec = new TextDecoder();
   let buf = "";

@@ -196,18 +196,36 @@ Deno.test("history past 80 % of the budget collapses the oldest Turn; the transc
   }
 });
 
-Deno.test("SIGTERM during a streaming Run cancels it and closes its SSE stream promptly", async () => {
-  const h = await startRunHarness();
-  const conv = await newConversation(h);
-  h.ollama.enqueue(scenarios.stall());
-  const r = await submit(h, conv, "stall until shutdown");
-  await readSse(h, r.body.run_id, { until: (f) => f.event === "assistant.block.delta" });
-  const stream = readSse(h, r.body.run_id);
-  const t0 = Date.now();
-  assertEquals(await h.server.stop(), 0);
-  assert(Date.now() - t0 < 10_000, `shutdown took ${Date.now() - t0} ms`);
-  const frames = await stream;
-  assertEquals(frames.at(-1)!.event, "run.cancelled");
-  assertEquals(frames.at(-1)!.data.payload.reason, "shutdown");
-  await h.ollama.close();
+Deno.test("SIGTERM during a streaming Run cancels it durably and does not wait on its SSE client", async () => {
+  const ollama = await startFakeOllama();
+  try {
+    const h = await startRunHarness({ ollama });
+    const conv = await newConversation(h);
+    ollama.enqueue(scenarios.stall());
+    const r = await submit(h, conv, "stall until shutdown");
+    await readSse(h, r.body.run_id, { until: (f) => f.event === "assistant.block.delta" });
+    let attached!: () => void;
+    const opened = new Promise<void>((res) => (attached = res));
+    // A live client stays attached; whether its last bytes arrive before the process exits
+    // is not the guarantee (it reconnects) — the durable terminal below is.
+    const stream = readSse(h, r.body.run_id, { opened: attached }).catch(() => null);
+    await opened;
+    const t0 = Date.now();
+    assertEquals(await h.server.stop(), 0);
+    assert(Date.now() - t0 < 10_000, `shutdown took ${Date.now() - t0} ms`);
+    await stream;
+    const h2 = await startRunHarness({ ollama, home: h.server.home });
+    try {
+      const turn = await waitTurn(h2, conv, r.body.run_id);
+      assertEquals([turn.state, turn.terminal.code], ["cancelled", "run_cancelled"]);
+      const frames = await readSse(h2, r.body.run_id);
+      const terminal = frames.find((f) => f.event === "run.cancelled")!;
+      assertEquals(terminal.data.payload.reason, "shutdown");
+      assertEquals(frames.at(-1)!.event, "stream.snapshot");
+    } finally {
+      await h2.close();
+    }
+  } finally {
+    await ollama.close();
+  }
 });
