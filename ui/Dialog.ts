@@ -5,16 +5,7 @@
  */
 import { html } from "htm/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-
-export interface DialogRequest {
-  title: string;
-  message: string;
-  confirmLabel: string;
-  danger?: boolean;
-  /** When set, the dialog asks for one text value. */
-  field?: { label: string; value: string; maxLength: number };
-  onConfirm(value: string): void | Promise<void>;
-}
+import type { DialogRequest } from "./lib/management.ts";
 
 export interface DialogProps {
   request: DialogRequest;

@@ -8,20 +8,24 @@
  */
 import { html } from "htm/preact";
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { ApprovalCard } from "./ApprovalCard.ts";
+import { ApprovalList } from "./ApprovalList.ts";
 import { ChatView } from "./ChatView.ts";
 import { Composer } from "./Composer.ts";
-import { Dialog, type DialogRequest } from "./Dialog.ts";
+import { Dialog } from "./Dialog.ts";
+import { EmptyMain } from "./EmptyMain.ts";
 import { ErrorToast } from "./ErrorToast.ts";
-import { Icon } from "./Icon.ts";
 import { ModelBanner } from "./ModelBanner.ts";
 import { RunDetails } from "./RunDetails.ts";
 import { Sidebar } from "./Sidebar.ts";
-import { createDraftStore } from "./lib/drafts.ts";
+import { TopBar } from "./TopBar.ts";
+import { type ConversationPrefs, createDraftStore } from "./lib/drafts.ts";
 import { createApi, errorCode, type Requester } from "./lib/endpoints.ts";
 import { mergeTurns } from "./lib/format.ts";
+import { agentActions, conversationActions, type DialogRequest } from "./lib/management.ts";
 import { describeError } from "./lib/messages.ts";
 import { formatPlace, parsePlace } from "./lib/route.ts";
+import { loadOlderTurns } from "./lib/history.ts";
+import { admittedTurn, effectAction, runBody } from "./lib/commands.ts";
 import { createRunStore, type RunView } from "./lib/run_store.ts";
 import { createMarkdownRenderer } from "./lib/sanitize.ts";
 import type {
@@ -34,16 +38,14 @@ import type {
   PendingPermission,
   Turn,
 } from "./lib/types.ts";
+import { unavailableProjection } from "./lib/types.ts";
 
 export interface WorkspaceProps {
   request: Requester;
   onLogout(): void;
 }
 
-const AGENT_NAME_MAX = 64;
-const TITLE_MAX = 120;
 const PERMISSION_POLL_MS = 2000;
-const OLDER_PAGES_PER_CLICK = 8;
 
 export function Workspace({ request, onLogout }: WorkspaceProps) {
   const api = useMemo(() => createApi(request), [request]);
@@ -82,8 +84,10 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const [sending, setSending] = useState(false);
   const [prefs, setPrefs] = useState(() => drafts.get(""));
 
-  useEffect(() => runs.subscribe(() => setTick((t) => t + 1)), [runs]);
-  useEffect(() => () => runs.closeAll(), [runs]);
+  useEffect(() => {
+    const unsubscribe = runs.subscribe(() => setTick((t) => t + 1));
+    return () => (unsubscribe(), runs.closeAll());
+  }, [runs]);
 
   const fail = useCallback((err: unknown) => {
     const code = err instanceof TypeError ? "network_error" : errorCode(err);
@@ -159,17 +163,10 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   }, [api, runs]);
 
   const refreshProjection = useCallback((agent: string, conv: string) => {
-    api.contextPreview(agent, conv, drafts.get(conv).modelId).then(setProjection, (err) => {
-      setProjection({
-        available: false,
-        reason: errorCode(err),
-        usedTokens: null,
-        window: null,
-        remainingPercent: null,
-        safeUserTokens: null,
-        beforeCompaction: null,
-      });
-    });
+    api.contextPreview(agent, conv, drafts.get(conv).modelId).then(
+      setProjection,
+      (err) => setProjection(unavailableProjection(errorCode(err))),
+    );
   }, [api]);
 
   useEffect(() => {
@@ -233,10 +230,12 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   }, [agentId, activeRunId]);
 
   // ── Actions ──────────────────────────────────────────────────────────────
-  const setDraft = (text: string) => {
-    if (convId) drafts.set(convId, { draft: text });
-    setPrefs((p) => ({ ...p, draft: text }));
+  /** Updates this Conversation's draft/model/compaction, in memory and in the store. */
+  const patchPrefs = (patch: Partial<ConversationPrefs>) => {
+    if (convId) drafts.set(convId, patch);
+    setPrefs((p) => ({ ...p, ...patch }));
   };
+  const setDraft = (draft: string) => patchPrefs({ draft });
 
   const selectConversation = (id: string) => {
     setConvId(agentId, id);
@@ -266,48 +265,33 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
         const r = await api.runCommand(agentId, convId, text);
         setCommandResult(r);
         setDraft("");
-        if (r.effect?.type === "set_model") {
-          drafts.set(convId, { modelId: r.effect.model_id });
+        const action = effectAction(r.effect);
+        if (action.kind === "prefs") {
+          patchPrefs(action.patch);
           refreshProjection(agentId, convId);
-          setPrefs((p) => ({
-            ...p,
-            modelId: r.effect?.type === "set_model" ? r.effect.model_id : null,
-          }));
-        } else if (r.effect?.type === "compact_next_turn") {
-          drafts.set(convId, { compactNext: true });
-          setPrefs((p) => ({ ...p, compactNext: true }));
-        } else if (r.effect?.type === "new_conversation") {
-          await createConversation();
-        }
+        } else if (action.kind === "new_conversation") await createConversation();
         return;
       }
-      const body: { message: string; model_id?: string; compact?: boolean } = { message: text };
-      if (prefs.modelId) body.model_id = prefs.modelId;
-      if (prefs.compactNext) body.compact = true;
-      const { turnId, runId } = await api.startRun(agentId, convId, body);
-      drafts.set(convId, { draft: "", compactNext: false });
-      setPrefs((p) => ({ ...p, draft: "", compactNext: false }));
+      const { turnId, runId } = await api.startRun(agentId, convId, runBody(text, prefs));
+      patchPrefs({ draft: "", compactNext: false });
       setCommandResult(null);
-      setTurns((cur) => [...cur, {
-        id: turnId,
-        seq: (cur.at(-1)?.seq ?? 0) + 1,
-        state: "running",
-        userMessage: text,
-        assistantMessage: null,
-        runId,
-        code: null,
-        stage: null,
-        retryable: false,
-        createdAt: Date.now(),
-        finishedAt: null,
-        durationMs: null,
-      }]);
+      setTurns((cur) => [...cur, admittedTurn(turnId, runId, text, (cur.at(-1)?.seq ?? 0) + 1)]);
       runs.watch(agentId, convId, runId);
       if (detailsOpen) setDetailsRun(runId);
     } catch (err) {
       fail(err);
     } finally {
       setSending(false);
+    }
+  };
+
+  const decide = async (id: string, d: "approve" | "deny") => {
+    if (!agentId) return;
+    try {
+      await api.decidePermission(agentId, id, d);
+      setPermissions(await api.listPermissions(agentId));
+    } catch (err) {
+      fail(err);
     }
   };
 
@@ -320,27 +304,9 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     if (!agentId || !convId || !before) return;
     setLoadingOlder(true);
     try {
-      let cursor: string | null = before;
-      let known = new Set(turns.map((t) => t.id));
-      let retried = false;
-      for (let i = 0; i < OLDER_PAGES_PER_CLICK && cursor !== null; i++) {
-        let page;
-        try {
-          page = await api.getConversation(agentId, convId, cursor);
-        } catch (err) {
-          // The revision moved since this cursor was issued: start again from a fresh one.
-          if (errorCode(err) !== "invalid_session_cursor" || retried) throw err;
-          retried = true;
-          cursor = (await api.getConversation(agentId, convId)).before;
-          continue;
-        }
-        const fresh = page.turns.filter((t) => !known.has(t.id));
-        setTurns((cur) => mergeTurns(page.turns, cur));
-        cursor = page.before;
-        known = new Set([...known, ...page.turns.map((t) => t.id)]);
-        if (fresh.length > 0) break;
-      }
-      setBefore(cursor);
+      const r = await loadOlderTurns((b) => api.getConversation(agentId, convId, b), turns, before);
+      setTurns((cur) => mergeTurns(r.turns, cur));
+      setBefore(r.before);
     } catch (err) {
       fail(err);
     } finally {
@@ -355,89 +321,21 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   };
 
   const agent = agents.find((a) => a.id === agentId) ?? null;
-  const agentDialogs = {
-    create: () =>
-      setDialog({
-        title: "New agent",
-        message: "Each Agent gets its own private workspace and state.",
-        confirmLabel: "Create agent",
-        field: { label: "Name", value: "", maxLength: AGENT_NAME_MAX },
-        onConfirm: async (name) => {
-          try {
-            const a = await api.createAgent(name);
-            await loadAgents(a.id);
-            setNavOpen(false);
-          } catch (err) {
-            fail(err);
-          }
-        },
-      }),
-    rename: () =>
-      agent && setDialog({
-        title: "Rename agent",
-        message: "Only the display name changes.",
-        confirmLabel: "Rename",
-        field: { label: "Name", value: agent.name, maxLength: AGENT_NAME_MAX },
-        onConfirm: (name) =>
-          api.renameAgent(agent.id, name).then(() => loadAgents(agent.id)).catch(fail),
-      }),
-    rebuild: () =>
-      agent && setDialog({
-        title: "Rebuild runtime?",
-        message:
-          `Active runs of "${agent.name}" are drained or cancelled and a new generation is created.`,
-        confirmLabel: "Rebuild",
-        onConfirm: () => api.upgradeAgent(agent.id).then(() => loadAgents(agent.id)).catch(fail),
-      }),
-    remove: () =>
-      agent && setDialog({
-        title: "Delete agent?",
-        message:
-          `"${agent.name}" and all of its conversations, workspace and history are deleted. This cannot be undone.`,
-        confirmLabel: "Delete agent",
-        danger: true,
-        onConfirm: () => api.deleteAgent(agent.id).then(() => loadAgents(null)).catch(fail),
-      }),
+  const mgmt = {
+    api,
+    agent,
+    agentId,
+    convId,
+    conversations,
+    drafts,
+    ask: setDialog,
+    reloadAgents: loadAgents,
+    reloadConversations: loadConversations,
+    closeNav: () => setNavOpen(false),
+    fail,
   };
-  const convById = (id: string) => conversations.find((c) => c.id === id);
-  const convDialogs = {
-    rename: (id: string) =>
-      agentId && setDialog({
-        title: "Rename conversation",
-        message: "",
-        confirmLabel: "Rename",
-        field: { label: "Title", value: convById(id)?.title ?? "", maxLength: TITLE_MAX },
-        onConfirm: (title) =>
-          api.renameConversation(agentId, id, title).then(() => loadConversations(agentId)).catch(
-            fail,
-          ),
-      }),
-    branch: async (id: string) => {
-      if (!agentId) return;
-      try {
-        const c = await api.branchConversation(agentId, id);
-        await loadConversations(agentId, c?.id ?? id);
-      } catch (err) {
-        fail(err);
-      }
-    },
-    remove: (id: string) =>
-      agentId && setDialog({
-        title: "Delete conversation?",
-        message: `"${convById(id)?.title ?? "This conversation"}" and its history are deleted.`,
-        confirmLabel: "Delete",
-        danger: true,
-        onConfirm: async () => {
-          try {
-            await api.deleteConversation(agentId, id);
-            drafts.forget(id);
-            await loadConversations(agentId, convId === id ? null : convId);
-          } catch (err) {
-            fail(err);
-          }
-        },
-      }),
-  };
+  const agentDialogs = agentActions(mgmt);
+  const convDialogs = conversationActions(mgmt);
 
   const convPermissions = permissions.filter((p) =>
     p.conversationId === null || p.conversationId === convId
@@ -458,24 +356,15 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
         onBranchConversation=${convDialogs.branch} onDeleteConversation=${convDialogs.remove}
         onLogout=${onLogout} />
       <main class="main" aria-label="Chat">
-        <header class="topbar">
-          <button type="button" class="icon-btn nav-toggle" aria-label="Open navigation"
-            data-testid="open-nav" onClick=${() => {
-              setNavOpen(true);
-              setDetailsOpen(false);
-            }}><${Icon} name="menu" /></button>
-          <div class="topbar-title">
-            <h1 data-testid="conversation-title">${conv?.title ??
-              (agent ? agent.name : "Agent Builder")}</h1>
-            ${agent && conv && html`<span class="muted small">${agent.name}</span>`}
-          </div>
-          <button type="button" class=${`btn btn-sm btn-ghost ${detailsOpen ? "active" : ""}`}
-            data-testid="toggle-details" aria-pressed=${detailsOpen}
-            aria-label=${detailsOpen ? "Hide run details" : "Show run details"}
-            onClick=${() => (detailsOpen ? setDetailsOpen(false) : openDetails(detailsRun))}>
-            <${Icon} name="panel" /> <span class="hide-narrow">Run details</span>
-          </button>
-        </header>
+        <${TopBar} title=${conv?.title ?? (agent ? agent.name : "Agent Builder")}
+          subtitle=${agent && conv ? agent.name : null} detailsOpen=${detailsOpen}
+          onOpenNav=${() => {
+            setNavOpen(true);
+            setDetailsOpen(false);
+          }}
+          onToggleDetails=${() => (detailsOpen
+            ? setDetailsOpen(false)
+            : openDetails(detailsRun))} />
         ${modelDown &&
           html`<${ModelBanner} reason=${health?.reason ?? null} onRecheck=${refreshHealth} />`}
         ${error && html`
@@ -491,43 +380,22 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
               onReconnect=${(runId: string) =>
                 agentId && convId && runs.watch(agentId, convId, runId)} onRetry=${setDraft}
               onDetails=${openDetails} />
-            <div class="approvals">
-              ${convPermissions.map((p) =>
-                html`
-                  <${ApprovalCard} key=${p.id} permission=${p}
-                    onDecide=${(id: string, d: "approve" | "deny") =>
-                      api.decidePermission(agentId!, id, d).then(
-                        () => api.listPermissions(agentId!).then(setPermissions),
-                        fail,
-                      )} />
-                `
-              )}
-            </div>
+            <${ApprovalList} permissions=${convPermissions} onDecide=${decide} />
             <${Composer} conversationId=${convId} draft=${prefs.draft} modelId=${prefs.modelId}
               compactNext=${prefs
                 .compactNext}
               models=${models} projection=${projection} commands=${commands}
               commandResult=${commandResult} activeRunId=${activeRunId} sending=${sending}
-              onDraft=${setDraft} onModel=${(id: string | null) => {
-                if (convId) drafts.set(convId, { modelId: id });
-                setPrefs((p) => ({ ...p, modelId: id }));
+              onDraft=${setDraft} onModel=${(modelId: string | null) => {
+                patchPrefs({ modelId });
                 if (agentId && convId) refreshProjection(agentId, convId);
               }}
-              onClearCompact=${() => {
-                if (convId) drafts.set(convId, { compactNext: false });
-                setPrefs((p) => ({ ...p, compactNext: false }));
-              }}
+              onClearCompact=${() => patchPrefs({ compactNext: false })}
               onSubmit=${submit} onStop=${stop} onDismissResult=${() => setCommandResult(null)} />
           `
           : html`
-            <div class="empty-main" data-testid="empty-main">
-              <h2>${agent ? `No conversation open` : "Loading…"}</h2>
-              ${agent && html`
-                <p>Start a conversation with <strong>${agent.name}</strong>.</p>
-                <button type="button" class="btn btn-primary" data-testid="empty-new-conversation"
-                  onClick=${createConversation}><${Icon} name="plus" /> New conversation</button>
-              `}
-            </div>
+            <${EmptyMain} agentName=${agent?.name ??
+              null} onCreateConversation=${createConversation} />
           `}
       </main>
       ${detailsOpen && agentId && html`

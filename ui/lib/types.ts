@@ -244,6 +244,19 @@ export function toProjection(v: unknown): ContextProjection {
   };
 }
 
+/** A projection that only says why the next Turn cannot be estimated. */
+export function unavailableProjection(reason: string): ContextProjection {
+  return {
+    available: false,
+    reason,
+    usedTokens: null,
+    window: null,
+    remainingPercent: null,
+    safeUserTokens: null,
+    beforeCompaction: null,
+  };
+}
+
 export function toPermission(v: unknown): PendingPermission {
   const o = obj(v);
   const preview = o.preview;

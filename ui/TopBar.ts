@@ -1,0 +1,33 @@
+/**
+ * The chat's top bar [UI-1]: the navigation toggle (narrow screens only), the
+ * open Conversation's title with its Agent, and the Run details toggle.
+ */
+import { html } from "htm/preact";
+import { Icon } from "./Icon.ts";
+
+export interface TopBarProps {
+  title: string;
+  subtitle: string | null;
+  detailsOpen: boolean;
+  onOpenNav(): void;
+  onToggleDetails(): void;
+}
+
+export function TopBar(p: TopBarProps) {
+  return html`
+    <header class="topbar">
+      <button type="button" class="icon-btn nav-toggle" aria-label="Open navigation"
+        data-testid="open-nav" onClick=${p.onOpenNav}><${Icon} name="menu" /></button>
+      <div class="topbar-title">
+        <h1 data-testid="conversation-title">${p.title}</h1>
+        ${p.subtitle && html`<span class="muted small">${p.subtitle}</span>`}
+      </div>
+      <button type="button" class=${`btn btn-sm btn-ghost ${p.detailsOpen ? "active" : ""}`}
+        data-testid="toggle-details" aria-pressed=${p.detailsOpen}
+        aria-label=${p.detailsOpen ? "Hide run details" : "Show run details"}
+        onClick=${p.onToggleDetails}>
+        <${Icon} name="panel" /> <span class="hide-narrow">Run details</span>
+      </button>
+    </header>
+  `;
+}
