@@ -82,6 +82,11 @@ Deno.test("rotate-token through a pty logs out live sessions at once; old token 
     assertEquals(readBootstrapToken(server.home), newToken);
     const leftovers = [...Deno.readDirSync(`${server.home}/.runtime/secrets`)].map((e) => e.name);
     assertEquals(leftovers, ["web-bootstrap-token"]);
+    assertEquals(await server.stop(), 0);
+    const log = Deno.readTextFileSync(`${server.home}/.runtime/control-plane/server.log`);
+    for (const secret of [oldToken, newToken]) {
+      assert(!log.includes(secret) && !server.output().includes(secret), "no token in logs");
+    }
   } finally {
     await server.stop();
     await Deno.remove(server.home, { recursive: true });
