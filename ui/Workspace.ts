@@ -337,8 +337,9 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const agentDialogs = agentActions(mgmt);
   const convDialogs = conversationActions(mgmt);
 
+  // Approvals belong to the Conversation whose Turn ran the asking Run.
   const convPermissions = permissions.filter((p) =>
-    p.conversationId === null || p.conversationId === convId
+    p.conversationId === convId || turns.some((t) => t.runId !== null && t.runId === p.runId)
   );
   const conv = conversations.find((c) => c.id === convId) ?? null;
   const modelDown = health !== null && health.model !== "available";
