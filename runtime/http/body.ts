@@ -41,10 +41,14 @@ export async function readBounded(req: Request, max = JSON_BODY_MAX_BYTES): Prom
   return out;
 }
 
-/** Depth/key bound over a parsed JSON value (arrays count their items as keys). */
+/**
+ * Depth/key bound over a parsed JSON value: at most JSON_MAX_DEPTH nested
+ * objects/arrays (the top-level one counts as 1), each with at most
+ * JSON_MAX_KEYS keys (arrays count their items).
+ */
 export function checkJsonShape(value: unknown, depth = 0): void {
-  if (depth > JSON_MAX_DEPTH) throw new AppError("schema_violation", "json too deep");
   if (value !== null && typeof value === "object") {
+    if (depth >= JSON_MAX_DEPTH) throw new AppError("schema_violation", "json too deep");
     const entries = Array.isArray(value) ? value : Object.values(value);
     if (entries.length > JSON_MAX_KEYS) throw new AppError("schema_violation", "too many keys");
     for (const v of entries) checkJsonShape(v, depth + 1);
