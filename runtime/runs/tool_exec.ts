@@ -1,14 +1,16 @@
 /**
- * Executes one validated read-tool call for a Run in the Control Plane
- * [TL-4, TL-5, TL-8]: the Worker only names the call id; the arguments the
- * model chose were validated against the ToolSpec and stay here.
+ * Dispatch of validated tool calls to the workspace executors in the Control
+ * Plane [TL-4, TL-5, TL-6, TL-8]: the Worker only names the call id; the
+ * arguments the model chose were validated against the ToolSpec and stay here.
  *
- * What this file enforces: only the four `allow` read tools are executable
- * here (edit/write/exec need an approval path and are never dispatched by this
- * function); the workspace root is opened descriptor-anchored for the call and
- * closed after it; the canonical result is one canonical JSON text, capped by
- * the spec's output bound (over ⇒ `search_limit`); every failure is a fixed
- * error code from the executor, never exception text.
+ * What this file enforces: `executeReadTool` runs only the four read tools;
+ * mutations are split into `prepareMutation` (plan + exact diff preview, no
+ * write) and `commitApproved` (the commit of an approved, binding-checked
+ * plan) — the approval between them is tool_call.ts's duty; `exec/run` has no
+ * dispatch here at all. The workspace root is opened descriptor-anchored per
+ * call and closed after it; a result is one canonical JSON text, capped by the
+ * spec's output bound (over ⇒ `search_limit`); every failure is a fixed error
+ * code from the executor, never exception text.
  */
 import type { ErrorCode } from "../errors.ts";
 import { canonicalJson, utf8Bytes } from "../protocol/digest.ts";

@@ -1,6 +1,6 @@
 /**
  * The Control Plane side of one Turn: answers the Worker's HarnessKernel
- * frames with model calls (Broker) and tool calls (read executors), and
+ * frames with model calls (model_call.ts) and tool calls (tool_call.ts), and
  * decides the terminal [SB-5, SB-4, TL-1, TL-3, CX-3, MB-9].
  *
  * What this file enforces, independently of the (untrusted) Worker:
@@ -12,9 +12,9 @@
  * - admission [CX-3] before EVERY provider call, on the trusted plan;
  * - a model response with parallel, third, duplicate, unknown or post-narrowing
  *   tool calls is never executed: the Turn must end `model_tool_loop`;
- * - tool arguments are validated against the ToolSpec in the Control Plane and
- *   never cross the IPC; the model sees the [TL-3] projection;
- * - operation ledger intent → dispatched → outcome around every execution;
+ * - tool calls run in the Control Plane (tool_call.ts: argument validation,
+ *   operation ledger, approvals); their arguments never cross the IPC and the
+ *   model sees the [TL-3] projection;
  * - the Broker's (or the Control Plane's) error code is final: a Worker
  *   report never replaces it [SB-5].
  */
