@@ -7,6 +7,7 @@
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { login, readBootstrapToken } from "../helpers/login.ts";
 import { startTestServer } from "../helpers/server.ts";
+import { SESSION_CAPACITY } from "../../runtime/limits.ts";
 
 Deno.test("first start creates a private 256-bit hex bootstrap token", async () => {
   const server = await startTestServer();
@@ -167,6 +168,27 @@ Deno.test("the token never appears in responses or the server log", async () => 
       assert(!t.includes(s.cookie.split("=")[1]), "session secret leaked");
     }
     assertMatch(log, /gateway\.login_failed/);
+  } finally {
+    await server.stop();
+    await Deno.remove(server.home, { recursive: true });
+  }
+});
+
+Deno.test("the 33rd login evicts the least recently used of 32 sessions", async () => {
+  const server = await startTestServer();
+  try {
+    const first = await login(server);
+    const second = await login(server);
+    for (let i = 2; i < SESSION_CAPACITY; i++) await login(server);
+    const touch = await fetch(`${server.url}/api/session`, { headers: { cookie: first.cookie } });
+    assertEquals(touch.status, 200, "32 sessions fit");
+    await touch.body?.cancel();
+    await login(server); // the 33rd: the least recently used (second) goes
+    const a = await fetch(`${server.url}/api/session`, { headers: { cookie: first.cookie } });
+    const b = await fetch(`${server.url}/api/session`, { headers: { cookie: second.cookie } });
+    assertEquals([a.status, b.status], [200, 401]);
+    await a.body?.cancel();
+    await b.body?.cancel();
   } finally {
     await server.stop();
     await Deno.remove(server.home, { recursive: true });
