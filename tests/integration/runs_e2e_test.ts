@@ -45,6 +45,19 @@ Deno.test("Runs end to end against a confined Worker and the scripted model", as
         "completed",
         "Hello from the scripted model.",
       ]);
+      // The Run root is removed once the Worker is reaped [SB-6].
+      const root = `${h.server.home}/.runtime/agents/${h.agent}/runs/${r.body.run_id}`;
+      let gone = false;
+      for (let i = 0; i < 100 && !gone; i++) {
+        try {
+          Deno.statSync(root);
+          await new Promise((res) => setTimeout(res, 20));
+        } catch (err) {
+          if (!(err instanceof Deno.errors.NotFound)) throw err;
+          gone = true;
+        }
+      }
+      assert(gone, "run root removed");
     });
 
     await t.step("the second Turn's model request carries the first Turn's exchange", async () => {
