@@ -159,20 +159,26 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
   }
 
   (async () => {
-    for await (const conn of listener) {
+    while (accepting) {
+      let conn: Deno.TcpConn;
+      try {
+        conn = await listener.accept();
+      } catch (err) {
+        if (!accepting || err instanceof Deno.errors.BadResource) return; // listener closed
+        // A transient failure (e.g. out of descriptors) must not end accepting for good.
+        opts.log.warn("http.guard_accept", { kind: err instanceof Error ? err.name : typeof err });
+        await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
       if (!accepting) {
         conn.close();
-        continue;
+        return;
       }
       serveConn(conn).catch((err) => {
         opts.log.error("http.guard_error", { kind: err instanceof Error ? err.name : typeof err });
       });
     }
-  })().catch((err) => {
-    if (!(err instanceof Deno.errors.BadResource)) {
-      opts.log.error("http.guard_listener", { kind: err instanceof Error ? err.name : typeof err });
-    }
-  });
+  })();
 
   return {
     addr: listener.addr,
