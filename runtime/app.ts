@@ -77,7 +77,10 @@ export function createApp(opts: AppOptions): App {
   sweepStaleWriteTemps(opts.home.root, agents.list().map((a) => a.id), opts.log);
   const conversations = createConversationService({ agents, cursors: createCursorCodec() });
   // Qualification starts in the background; Runs fail closed until it succeeds [MB-2].
-  const model = createBroker({ catalog: createCatalog({ ollamaUrl: opts.ollamaUrl }), log: opts.log });
+  const model = createBroker({
+    catalog: createCatalog({ ollamaUrl: opts.ollamaUrl }),
+    log: opts.log,
+  });
   const runs = createRunService({ home: opts.home, agents, broker: model, log: opts.log });
   agents.attachRunControl({ cancelAgentWork: (id, why) => runs.cancelAgentWork(id, why) });
   // [CV-6] Runs left running by a previous process become interrupted before serving.

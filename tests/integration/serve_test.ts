@@ -135,6 +135,6 @@ Deno.test("doctor says the model is unavailable without failing when Ollama is d
     return p;
   })();
   const r = await run(["doctor", "--ollama", `http://127.0.0.1:${port}`, "--home", makeTempHome()]);
-  assertMatch(r.stdout, /NO  model     qwen3\.5:2b unavailable \(unreachable\)/);
+  assertMatch(r.stdout, /NO {2}model {5}qwen3\.5:2b unavailable \(unreachable\)/);
   assertEquals(r.code, 0);
 });
