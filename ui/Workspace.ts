@@ -20,7 +20,7 @@ import { Sidebar } from "./Sidebar.ts";
 import { TopBar } from "./TopBar.ts";
 import { type ConversationPrefs, createDraftStore } from "./lib/drafts.ts";
 import { createApi, errorCode, type Requester } from "./lib/endpoints.ts";
-import { mergeTurns } from "./lib/format.ts";
+import { autoTitle, DEFAULT_TITLE, mergeTurns } from "./lib/format.ts";
 import { agentActions, conversationActions, type DialogRequest } from "./lib/management.ts";
 import { describeError } from "./lib/messages.ts";
 import { formatPlace, parsePlace } from "./lib/route.ts";
@@ -191,7 +191,13 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
       loadPage(v.agentId, v.conversationId).catch(fail);
       refreshProjection(v.agentId, v.conversationId);
     }
-    if (v.agentId === agentId) loadConversations(v.agentId).catch(fail);
+    if (v.agentId !== agentId) return;
+    // Name an untitled Conversation after its first message, once its first Run ended.
+    const c = conversations.find((x) => x.id === v.conversationId);
+    const first = v.conversationId === convId && turns.length === 1 ? turns[0] : null;
+    const title = first && c?.title === DEFAULT_TITLE ? autoTitle(first.userMessage) : null;
+    const rename = title ? api.renameConversation(agentId, v.conversationId, title) : null;
+    (rename ?? Promise.resolve()).then(() => loadConversations(agentId)).catch(fail);
   };
 
   const activeRunId = useMemo(() => {

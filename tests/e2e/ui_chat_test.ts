@@ -72,6 +72,11 @@ Deno.test("an operator logs in, creates an agent and a conversation, and watches
     );
     assertEquals(await page.getAttribute(`${md} a`, "href"), "https://example.org/docs");
     assertEquals(await page.$("[data-testid=stop-run]"), null);
+    // The untitled conversation is named after its first message (control characters flattened).
+    await page.waitForFunction(() =>
+      document.querySelector("[data-testid=conversation-title]")?.textContent ===
+        "Tell me something with two lines"
+    );
 
     // The context meter shows the next-turn projection.
     await page.waitForFunction(() =>

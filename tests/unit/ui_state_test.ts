@@ -11,7 +11,13 @@ import {
   DRAFTS_MAX,
   type KeyValueStorage,
 } from "../../ui/lib/drafts.ts";
-import { isNearBottom, mergeTurns, meterView } from "../../ui/lib/format.ts";
+import {
+  AUTO_TITLE_MAX_CHARS,
+  autoTitle,
+  isNearBottom,
+  mergeTurns,
+  meterView,
+} from "../../ui/lib/format.ts";
 import { formatPlace, parsePlace } from "../../ui/lib/route.ts";
 import { toCommandResult, toPage, toProjection, toTurn } from "../../ui/lib/types.ts";
 
@@ -133,4 +139,13 @@ Deno.test("command results keep only known effects", () => {
 Deno.test("isNearBottom allows a small slack", () => {
   assert(isNearBottom(952, 500, 1500));
   assert(!isNearBottom(900, 500, 1500));
+});
+
+Deno.test("autoTitle names an untitled conversation from its first message", () => {
+  assertEquals(autoTitle("  Fix the\nbuild\tplease  "), "Fix the build please");
+  assertEquals(autoTitle("\u0000\u200b\n"), null);
+  const long = autoTitle("word ".repeat(40))!;
+  assertEquals(Array.from(long).length <= AUTO_TITLE_MAX_CHARS, true);
+  assert(long.endsWith("…"));
+  assertEquals(autoTitle("a\u202eb"), "a b", "bidi controls are removed");
 });

@@ -79,3 +79,21 @@ export function mergeTurns(older: readonly Turn[], current: readonly Turn[]): Tu
   for (const t of current) byId.set(t.id, t);
   return [...byId.values()].sort((a, b) => a.seq - b.seq);
 }
+
+/** The server's default title for a new Conversation. */
+export const DEFAULT_TITLE = "New conversation";
+export const AUTO_TITLE_MAX_CHARS = 60;
+
+/**
+ * A title from the first message of a still-untitled Conversation: control and
+ * format characters become spaces, whitespace collapses, ≤ 60 characters.
+ * Null when there is nothing printable.
+ */
+export function autoTitle(message: string): string | null {
+  const flat = message.replace(/[\p{Cc}\p{Cf}]/gu, " ").replace(/\s+/g, " ").trim();
+  if (flat === "") return null;
+  const chars = Array.from(flat);
+  return chars.length <= AUTO_TITLE_MAX_CHARS
+    ? flat
+    : `${chars.slice(0, AUTO_TITLE_MAX_CHARS - 1).join("").trimEnd()}…`;
+}
