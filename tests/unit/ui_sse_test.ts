@@ -11,6 +11,7 @@ import {
   createRunStore,
   emptyRun,
   LIVE_TEXT_MAX_CHARS,
+  RUN_VIEWS_MAX,
 } from "../../ui/lib/run_store.ts";
 
 Deno.test("the SSE parser handles ids, events, multi-line data, comments and split chunks", () => {
@@ -208,6 +209,31 @@ Deno.test("the run store marks a run lost after the reconnect budget and can wat
     }
     assertEquals(finished, ["r"]);
     assertEquals(store.get("r")?.terminal?.kind, "run.completed");
+    store.closeAll();
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("the run store keeps at most RUN_VIEWS_MAX finished run views", async () => {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () =>
+      new Response(`id: 1\ndata: ${env(1, "run.completed")}\n\n`, {
+        headers: { "content-type": "text/event-stream" },
+      }),
+  );
+  try {
+    let done = 0;
+    const store = createRunStore(() => done++, { origin: `http://127.0.0.1:${server.addr.port}` });
+    for (let i = 0; i < RUN_VIEWS_MAX + 10; i++) {
+      store.watch("a", "c", `r${i}`);
+      for (let k = 0; k < 200 && done <= i; k++) await new Promise((r) => setTimeout(r, 2));
+    }
+    assertEquals(done, RUN_VIEWS_MAX + 10);
+    assertEquals(store.size(), RUN_VIEWS_MAX);
+    assertEquals(store.get("r0"), undefined, "the oldest finished view was dropped");
+    assertEquals(store.get(`r${RUN_VIEWS_MAX + 9}`)?.terminal?.kind, "run.completed");
     store.closeAll();
   } finally {
     await server.shutdown();

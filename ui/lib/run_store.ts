@@ -14,6 +14,9 @@ export const TERMINAL_KINDS = new Set([
   "run.interrupted",
 ]);
 
+/** Run views kept in the page; the oldest finished ones are dropped first. */
+export const RUN_VIEWS_MAX = 64;
+
 /** Bound on the live text kept per Run (the server commits ≤ 12 KiB). */
 export const LIVE_TEXT_MAX_CHARS = 64 * 1024;
 
@@ -82,6 +85,8 @@ export function applyMessage(view: RunView, msg: SseMessage): RunView {
 
 export interface RunStore {
   get(runId: string): RunView | undefined;
+  /** Number of Run views held (≤ RUN_VIEWS_MAX once finished ones can be dropped). */
+  size(): number;
   /** Runs being watched that have not reached a terminal event. */
   live(): RunView[];
   /** Starts watching a Run (idempotent). */
@@ -114,14 +119,26 @@ export function createRunStore(
     views.set(runId, next);
     emit();
   };
+  /** Keeps at most RUN_VIEWS_MAX views, dropping the oldest finished or lost ones. */
+  const prune = () => {
+    for (const [id, v] of views) {
+      if (views.size <= RUN_VIEWS_MAX) break;
+      if (v.terminal !== null || v.connection === "lost") {
+        views.delete(id);
+        streams.delete(id);
+      }
+    }
+  };
   return {
     get: (id) => views.get(id),
+    size: () => views.size,
     live: () => [...views.values()].filter((v) => v.terminal === null && v.connection !== "lost"),
     watch(agentId, conversationId, runId) {
       if (streams.has(runId)) return;
       const initial = views.get(runId) ?? emptyRun(agentId, conversationId, runId);
       // A fresh stream replays the live record from its start: drop the old live text.
       views.set(runId, { ...initial, liveText: "", connection: "connecting", lostReason: null });
+      prune();
       const handle = openEventStream({
         url: `${opts.origin ?? ""}${runEventsUrl(agentId, runId)}`,
         backoffMs: opts.backoffMs,
