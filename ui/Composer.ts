@@ -71,6 +71,12 @@ export function Composer(p: ComposerProps) {
   };
 
   const onKeyDown = (e: KeyboardEvent) => {
+    // Tab completes a partly typed command name to the first match.
+    if (e.key === "Tab" && !e.shiftKey && slash && !p.draft.includes(" ") && matches.length > 0) {
+      e.preventDefault();
+      p.onDraft(`/${matches[0].name}${matches[0].args.length ? " " : ""}`);
+      return;
+    }
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
       submit();
@@ -102,7 +108,7 @@ export function Composer(p: ComposerProps) {
       `}
       ${showHelp && html`
         <section class="command-help" data-testid="command-help" aria-label="Slash commands">
-          <header><strong>Commands</strong><span class="muted">run locally, never sent to the model</span></header>
+          <header><strong>Commands</strong><span class="muted">run locally, never sent to the model · Tab completes</span></header>
           <ul>
             ${(slash ? matches : p.commands).map((c) =>
               html`
@@ -117,6 +123,11 @@ export function Composer(p: ComposerProps) {
                     ${c.aliases.length > 0 && html`<span class="muted">alias ${
                       c.aliases.map((a) => `/${a}`).join(", ")
                     }</span>`}
+                    ${c.args.map((a) =>
+                      html`<span class="muted">${a.name}${
+                        a.required ? "" : " (optional)"
+                      }: ${a.description}</span>`
+                    )}
                   </button>
                 </li>
               `

@@ -37,7 +37,10 @@ export function Sidebar(p: SidebarProps) {
   useEffect(() => {
     const el = popRef.current;
     if (!el) return;
-    if (menuFor && !el.matches(":popover-open")) el.showPopover();
+    if (menuFor && !el.matches(":popover-open")) {
+      el.showPopover();
+      el.querySelector<HTMLButtonElement>(".menu-item")?.focus();
+    }
     if (!menuFor && el.matches(":popover-open")) el.hidePopover();
   }, [menuFor]);
 

@@ -117,7 +117,14 @@ Deno.test("an operator logs in, creates an agent and a conversation, and watches
     // A slash command runs without creating a Turn or calling the model.
     const turnsBefore = await turnCount(page);
     const chatsBefore = env.ollama.chats.length;
-    await send(page, "/status");
+    // The help panel lists every command with its schema; Tab completes a partial name.
+    await page.fill("[data-testid=composer-input]", "/");
+    const help = await page.waitForSelector("[data-testid=command-help]");
+    assertMatch(await help.textContent() ?? "", /\/context \[run_id\][\s\S]*run_id \(optional\)/);
+    await page.fill("[data-testid=composer-input]", "/sta");
+    await page.press("[data-testid=composer-input]", "Tab");
+    assertEquals(await page.inputValue("[data-testid=composer-input]"), "/status");
+    await page.press("[data-testid=composer-input]", "Enter");
     const result = await page.waitForSelector("[data-testid=command-result]");
     assertMatch(await result.textContent() ?? "", /Status[\s\S]*UI test agent[\s\S]*Active run/);
     assertEquals(await turnCount(page), turnsBefore);
