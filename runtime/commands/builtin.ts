@@ -9,12 +9,10 @@ import { AppError } from "../errors.ts";
 import type { CommandArgSpec, CommandLine, CommandSpec } from "./registry.ts";
 import type { CommandPorts } from "./ports.ts";
 
-const RUN_ID_ARG: CommandArgSpec = {
-  name: "run_id",
-  required: false,
-  description: "A Run of this Conversation (default: the active or latest one).",
-  pattern: /^[A-Za-z0-9_-]{1,128}$/,
-};
+/** A Run id argument; the description says what omitting it means for each command. */
+function runIdArg(description: string): CommandArgSpec {
+  return { name: "run_id", required: false, description, pattern: /^[A-Za-z0-9_-]{1,128}$/ };
+}
 
 const MODEL_ID_ARG: CommandArgSpec = {
   name: "model_id",
@@ -77,7 +75,7 @@ const context: Spec = {
   name: "context",
   aliases: ["ctx"],
   summary: "Show the next Turn's context projection, or a Run's context metadata.",
-  args: [RUN_ID_ARG],
+  args: [runIdArg("A Run of this Agent (omit for the next Turn's projection).")],
   async run(ports, t, args) {
     if (args.length === 1) {
       const meta = await ports.runContext(t.agentId, args[0]);
@@ -155,7 +153,7 @@ const cancel: Spec = {
   name: "cancel",
   aliases: ["stop"],
   summary: "Cancel the active Run of this Conversation (or the given Run).",
-  args: [RUN_ID_ARG],
+  args: [runIdArg("A Run of this Agent (omit for this Conversation's active Run).")],
   async run(ports, t, args) {
     const runId = args[0] ?? t.conversation.activeRunId;
     if (runId === null) {
