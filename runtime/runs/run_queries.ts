@@ -33,6 +33,7 @@ import {
   type RunRow,
   usageSamples,
 } from "../store/run_store.ts";
+import { getConversation } from "../store/agent_state_store.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
 import type { RunService } from "./run_service.ts";
 
@@ -137,7 +138,10 @@ export function createRunQueries(runs: RunService) {
 
     /** GET …/sessions/<conv>/preparation */
     preparation(agentId: string, conversationId: string) {
-      runs.stateDb(agentId);
+      // A foreign or unknown Conversation is 404, never an "idle" answer.
+      if (!getConversation(runs.stateDb(agentId), conversationId)) {
+        throw new AppError("conversation_not_found");
+      }
       const runId = runs.activeRunOf(agentId, conversationId);
       return { state: runId ? "running" : "idle", run_id: runId, operation_id: null };
     },
