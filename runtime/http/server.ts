@@ -63,7 +63,8 @@ export function createHandler(
   const match = createRouter(opts.routes);
   let active = 0;
   return async (req: Request, info: Deno.ServeHandlerInfo): Promise<Response> => {
-    const url = new URL(req.url);
+    const url = requestUrl(req);
+    if (url === null) return applySecurityHeaders(errorResponse("host_forbidden"), true);
     const isApi = url.pathname.startsWith("/api/") || url.pathname === "/health";
     const tcp = info.remoteAddr.transport === "tcp" ? info.remoteAddr as Deno.NetAddr : null;
     // The TCP peer only (through the guard: the guard's client); never a header [GW-1].
@@ -107,6 +108,21 @@ export function createHandler(
       info.completed.then(release, release);
     }
   };
+}
+
+/** `name[:port]` or `[v6][:port]`: nothing that could move the path (`/`, `?`, `#`, `@`). */
+const HOST_SHAPE = /^(?:[a-z0-9._-]{1,253}|\[[0-9a-f:.]{2,45}\])(?::\d{1,5})?$/i;
+
+/**
+ * The request URL, or null when the Host header is malformed. Deno builds
+ * `req.url` from Host + target, so a Host carrying `#`, `?` or `/` would shift
+ * the routed path and an unparsable one would throw; both are refused here
+ * for every route, public ones included [GW-3].
+ */
+function requestUrl(req: Request): URL | null {
+  const host = req.headers.get("host");
+  if (host !== null && !HOST_SHAPE.test(host)) return null;
+  return URL.parse(req.url);
 }
 
 function headerBytes(req: Request): number {
