@@ -30,6 +30,7 @@ import { commandRoutes } from "./http/command_routes.ts";
 import { runRoutes } from "./http/run_routes.ts";
 import { createRunQueries } from "./runs/run_queries.ts";
 import { createRunService, type RunService } from "./runs/run_service.ts";
+import { runTestHooksFromEnv } from "./runs/test_hooks.ts";
 
 export interface AppOptions {
   home: HomeLayout;
@@ -81,7 +82,13 @@ export function createApp(opts: AppOptions): App {
     catalog: createCatalog({ ollamaUrl: opts.ollamaUrl }),
     log: opts.log,
   });
-  const runs = createRunService({ home: opts.home, agents, broker: model, log: opts.log });
+  const runs = createRunService({
+    home: opts.home,
+    agents,
+    broker: model,
+    log: opts.log,
+    testHooks: runTestHooksFromEnv(),
+  });
   agents.attachRunControl({ cancelAgentWork: (id, why) => runs.cancelAgentWork(id, why) });
   // [CV-6] Runs left running by a previous process become interrupted before serving.
   runs.recover();

@@ -101,6 +101,9 @@ const TABLE = {
   run_event_limit: { status: 500, message: "The run exceeded its event bounds." },
   run_cancelled: { status: 409, message: "The run was cancelled." },
   run_interrupted: { status: 409, message: "The run was interrupted." },
+  preparation_not_found: { status: 404, message: "Preparation operation not found." },
+  preparation_finished: { status: 409, message: "The preparation already finished." },
+  preparation_cancelled: { status: 409, message: "The preparation was cancelled." },
 
   // tools [TL]
   tool_denied: { status: 403, message: "The tool call was denied." },

@@ -111,6 +111,8 @@ export const CONTENT_DELTA_COALESCE_MS = 50;
 export const CONTEXT_TEMPLATE_RESERVE_TOKENS = 256; // [CX-3]
 export const CONTEXT_COLLAPSE_PERCENT = 80;
 export const CONTEXT_CALIBRATION_USAGES = 16; // [CX-5]
+/** Finished context preparations remembered for the 409 of a late cancel [§13]. */
+export const PREPARATIONS_FINISHED_REMEMBERED = 64;
 /** Compiled plans kept for inspection [CX-4]; each holds up to ~5 MiB of history text. */
 export const CONTEXT_PLANS_IN_MEMORY = 8;
 

@@ -1,6 +1,7 @@
 /**
  * §13 Run routes: submit a Turn, live SSE with durable fallback, replay,
- * cancel, context inspection, NextTurnProjection, preparation state,
+ * cancel, context inspection, NextTurnProjection, preparation state and
+ * cancel,
  * capability audit and pending approvals.
  *
  * What this file enforces: strict zod bodies (unknown fields 422) and strict
@@ -26,6 +27,10 @@ export const SubmitRunBody = z.object({
   compact: z.boolean().optional(),
 }).strict();
 export type SubmitRunBody = z.infer<typeof SubmitRunBody>;
+
+export const CancelPreparationBody = z.object({ operation_id: z.string().min(1).max(64) })
+  .strict();
+export type CancelPreparationBody = z.infer<typeof CancelPreparationBody>;
 
 export const DecisionBody = z.object({ decision: z.enum(["approve", "deny"]) }).strict();
 export type DecisionBody = z.infer<typeof DecisionBody>;
@@ -99,6 +104,21 @@ export function runRoutes(deps: { runs: RunService; queries: RunQueries }): Rout
         return json(
           queries.preparation(agentParam(ctx), idParam(ctx, "conv", "conversation_not_found")),
         );
+      },
+    },
+    {
+      method: "POST",
+      path: `${sessions}/preparation/cancel`,
+      auth: "csrf",
+      body: CancelPreparationBody,
+      handler: (ctx: RouteContext<CancelPreparationBody>) => {
+        query(ctx.url, []);
+        const agent = agentParam(ctx);
+        const conv = idParam(ctx, "conv", "conversation_not_found");
+        // A malformed id can never name an operation: it is an unknown one.
+        const id = ctx.body.operation_id;
+        if (!isValidId(id)) throw new AppError("preparation_not_found");
+        return json(queries.cancelPreparation(agent, conv, id), 202);
       },
     },
     {

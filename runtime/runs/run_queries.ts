@@ -48,6 +48,11 @@ export function createRunQueries(runs: RunService) {
     return run;
   }
 
+  /** A foreign or unknown Conversation is 404, never an "idle" answer. */
+  function requireConversation(db: DatabaseSync, conversationId: string): void {
+    if (!getConversation(db, conversationId)) throw new AppError("conversation_not_found");
+  }
+
   function validated(db: DatabaseSync, agentId: string, run: RunRow): EventEnvelope[] {
     if (run.journal !== "full") return [];
     const v = validateJournal(run, agentId, listEvents(db, run.id));
@@ -138,12 +143,21 @@ export function createRunQueries(runs: RunService) {
 
     /** GET …/sessions/<conv>/preparation */
     preparation(agentId: string, conversationId: string) {
-      // A foreign or unknown Conversation is 404, never an "idle" answer.
-      if (!getConversation(runs.stateDb(agentId), conversationId)) {
-        throw new AppError("conversation_not_found");
-      }
+      requireConversation(runs.stateDb(agentId), conversationId);
+      const op = runs.preparations.current(agentId, conversationId);
       const runId = runs.activeRunOf(agentId, conversationId);
-      return { state: runId ? "running" : "idle", run_id: runId, operation_id: null };
+      return {
+        state: op ? "preparing" : runId ? "running" : "idle",
+        run_id: runId,
+        operation_id: op?.id ?? null,
+        operation: op ? op.view() : null,
+      };
+    },
+
+    /** POST …/sessions/<conv>/preparation/cancel */
+    cancelPreparation(agentId: string, conversationId: string, operationId: string) {
+      requireConversation(runs.stateDb(agentId), conversationId);
+      return runs.preparations.cancel(agentId, conversationId, operationId);
     },
 
     /** GET …/runs/<run>/capability-audit?offset= */

@@ -73,6 +73,15 @@ export interface RecorderOptions {
   log: Logger;
   now: () => number;
   startedAt: number;
+  /** Test-only (runtime/runs/test_hooks.ts): fail the first write containing this kind. */
+  journalFault?: EventKind | null;
+}
+
+/** The injected failure of a test journal fault; raised inside the real transaction. */
+export class InjectedJournalFault extends Error {
+  constructor() {
+    super("injected journal fault");
+  }
 }
 
 export class RunRecorder {
@@ -82,6 +91,7 @@ export class RunRecorder {
   #deferred: Staged[] = [];
   /** Writes that must commit with their deferred event (e.g. the usage row) [MB-9]. */
   #deferredExtras: (() => void)[] = [];
+  #faultFired = false;
 
   constructor(private readonly o: RecorderOptions) {}
 
@@ -138,12 +148,24 @@ export class RunRecorder {
 
   #append(staged: Staged[], extra: (() => void) | undefined, alreadyLive: number): void {
     try {
-      appendDurable(this.o.db, this.o.journal, staged, extra);
+      appendDurable(this.o.db, this.o.journal, staged, () => {
+        extra?.();
+        this.#injectFault(staged);
+      });
     } catch (err) {
       this.#journalUnavailable(err);
       throw new JournalUnavailable(err);
     }
     for (const s of staged.slice(alreadyLive)) this.o.live.push(s.envelope);
+  }
+
+  /** Test-only: throws inside the caller's transaction once, at the configured kind. */
+  #injectFault(staged: readonly Staged[]): void {
+    const kind = this.o.journalFault;
+    if (!kind || this.#faultFired) return;
+    if (!staged.some((s) => s.envelope.kind === kind)) return;
+    this.#faultFired = true;
+    throw new InjectedJournalFault();
   }
 
   /** Writes the terminal in one transaction; idempotent. Returns false if already finished. */
@@ -218,6 +240,7 @@ export class RunRecorder {
         if (!ok) throw new Error("turn not running at terminal");
         usageCloseRun(db, runId, at);
         expirePermissions(db, runId, at);
+        this.#injectFault(staged);
       });
     } catch (err) {
       return this.#journalUnavailable(err);

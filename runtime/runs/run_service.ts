@@ -51,8 +51,10 @@ import { spawnConfinedWorker, type WorkerHandle } from "../worker/supervisor.ts"
 import { Approvals } from "./approvals.ts";
 import { recoverRuns } from "./recovery.ts";
 import { beginRun } from "./run_begin.ts";
+import { Preparations } from "./preparation.ts";
 import { createRunInputs } from "./run_inputs.ts";
 import { RunRecorder, type Terminal } from "./run_recorder.ts";
+import { NO_RUN_TEST_HOOKS, type RunTestHooks } from "./test_hooks.ts";
 import type { ApprovalContext } from "./tool_call.ts";
 import { driveTurn } from "./turn_driver.ts";
 
@@ -76,6 +78,8 @@ export interface RunServiceOptions {
   now?: () => number;
   /** @default RUN_DEADLINE_MS */
   deadlineMs?: number;
+  /** Test-only hooks (runtime/runs/test_hooks.ts). @default none */
+  testHooks?: RunTestHooks;
 }
 
 interface ActiveRun {
@@ -103,6 +107,8 @@ export function createRunService(opts: RunServiceOptions) {
   const deadlineMs = opts.deadlineMs ?? RUN_DEADLINE_MS;
   const hub = new LiveHub();
   const approvals = new Approvals();
+  const hooks = opts.testHooks ?? NO_RUN_TEST_HOOKS;
+  const preparations = new Preparations(now, hooks.preparationPause);
   const active = new Map<string, ActiveRun>();
   /** Plans of the most recent Runs for inspection [CX-4]; older Runs answer from run.started. */
   const plans = new Map<string, ContextPlan>();
@@ -142,11 +148,20 @@ export function createRunService(opts: RunServiceOptions) {
     }
     const admission = opts.agents.admit(agentId);
     let started = false;
+    let op;
+    try {
+      op = preparations.begin(agentId, conversationId, body.compact ? "compact" : "run");
+    } catch (err) {
+      admission.release();
+      throw err;
+    }
     try {
       const modelId = body.model_id ?? defaultModelId();
+      await op.enter("reading_inputs");
       const p = await prepare(agentId, conversationId, modelId);
       const runId = crypto.randomUUID();
       const turnId = crypto.randomUUID();
+      await op.enter("compiling");
       const plan = compileContextPlan({
         planId: crypto.randomUUID(),
         instructions: p.instructions,
@@ -159,6 +174,7 @@ export function createRunService(opts: RunServiceOptions) {
         modelId,
         compact: body.compact ?? false,
       });
+      await op.enter("admitting");
       if (!admit(plan, { exchanges: [], narrowed: false }).ok) {
         throw new AppError("model_context_limit");
       }
@@ -169,6 +185,8 @@ export function createRunService(opts: RunServiceOptions) {
           throw new AppError("conversation_busy");
         }
       }
+      // Past this point the preparation cannot be cancelled; the Run's own cancel applies.
+      op.commit();
       const { journal, staged, at } = beginRun({
         db: p.db,
         ids: { run_id: runId, agent_id: agentId, conversation_id: conversationId },
@@ -203,6 +221,7 @@ export function createRunService(opts: RunServiceOptions) {
         log: opts.log,
         now,
         startedAt: at,
+        journalFault: hooks.journalFault,
       });
       const snapshot: TurnRuntimeSnapshot = {
         run_id: runId,
@@ -238,6 +257,7 @@ export function createRunService(opts: RunServiceOptions) {
       pendingExits.add(run.done);
       return { turn_id: turnId, run_id: runId };
     } finally {
+      op.settle(started ? "committed" : op.signal.aborted ? "cancelled" : "failed");
       if (!started) admission.release();
     }
   }
@@ -387,6 +407,7 @@ export function createRunService(opts: RunServiceOptions) {
     hub,
     plans,
     approvals,
+    preparations,
     submit,
     cancel,
     cancelAgentWork,

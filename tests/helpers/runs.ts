@@ -35,9 +35,15 @@ export async function waitForModel(url: string, timeoutMs = 15_000): Promise<voi
   throw new Error("model never became available");
 }
 
-export async function startRunHarness(opts: { home?: string; ollama?: FakeOllama } = {}) {
+export async function startRunHarness(
+  opts: { home?: string; ollama?: FakeOllama; env?: Record<string, string> } = {},
+) {
   const ollama = opts.ollama ?? await startFakeOllama();
-  const server = await startTestServer({ home: opts.home, args: ["--ollama", ollama.url] });
+  const server = await startTestServer({
+    home: opts.home,
+    args: ["--ollama", ollama.url],
+    env: opts.env,
+  });
   await waitForModel(server.url);
   const session = await login(server);
   const api = apiClient(server, session);
