@@ -11,7 +11,9 @@
  *   written in ONE transaction [CV-5];
  * - if the journal cannot be appended [EV-5], the live stream ends with
  *   `journal_unavailable`, and — if the database still takes a write — the Turn
- *   is failed and the partial events are pruned to a tombstone atomically;
+ *   is failed and the partial events are pruned to a tombstone atomically,
+ *   with the Run's pending approvals expired and its unsettled operations
+ *   marked `outcome_unknown` in the same transaction;
  * - retention [EV-2]: beyond the newest 256 finished Runs per Agent, each older
  *   journal is validated, reduced to a snapshot and marked `snapshot_only` in
  *   one BEGIN IMMEDIATE transaction.
@@ -39,6 +41,7 @@ import {
   pruneToTombstone,
   reduceToSnapshot,
   retentionCandidates,
+  runOperationsOutcomeUnknown,
   setRunTerminal,
   usageCloseRun,
 } from "../store/run_store.ts";
@@ -289,6 +292,8 @@ export class RunRecorder {
           retryable: false,
         }, at);
         usageCloseRun(db, runId, at);
+        expirePermissions(db, runId, at);
+        runOperationsOutcomeUnknown(db, runId, at);
       });
       this.#finished = true;
     } catch (inner) {

@@ -235,6 +235,16 @@ export function operationsOutcomeUnknown(db: DatabaseSync, now: number): number 
   );
 }
 
+/** [EV-5] A tombstoned Run's unsettled operations: their outcome is unknown, never re-dispatched. */
+export function runOperationsOutcomeUnknown(db: DatabaseSync, runId: string, now: number): number {
+  return Number(
+    db.prepare(
+      `UPDATE operations SET state = 'outcome_unknown', updated_at = ?
+       WHERE run_id = ? AND state IN ('intent','dispatched')`,
+    ).run(now, runId).changes,
+  );
+}
+
 export interface AuditRow {
   kind: "operation" | "permission";
   id: string;
