@@ -67,10 +67,10 @@ Deno.test("the context meter reads '~X / window, N% left' or says why it is unav
     remaining_percent: 96,
     safe_user_tokens: 27000,
   });
-  assertEquals(meterView(p).text, "~1.2k / 33k, 96% left");
+  assertEquals(meterView(p).text, "~1.2k / 32.8k, 96% left");
   assertEquals(meterView(p).level, "ok");
   const high = toProjection({ fixed_context_tokens: 30000, window: 32768 });
-  assertEquals(meterView(high).text, "~30k / 33k, 8% left");
+  assertEquals(meterView(high).text, "~30k / 32.8k, 8% left");
   assertEquals(meterView(high).level, "high");
   const un = toProjection({ available: false, reason: "no_calibration" });
   assertEquals(meterView(un).text, "Context: unavailable (no_calibration)");

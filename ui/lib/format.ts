@@ -7,7 +7,8 @@ import type { ContextProjection, Turn } from "./types.ts";
 
 export function fmtTokens(n: number): string {
   if (n < 1000) return String(Math.round(n));
-  if (n < 100_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  // One decimal below 100k so a 32,768-token window reads 32.8k, not a rounded-up 33k.
+  if (n < 100_000) return `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;
   return `${Math.round(n / 1000)}k`;
 }
 
