@@ -57,6 +57,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   });
   const shown = host.includes(":") ? `[${host}]` : host;
   console.log(`agent-builder listening on http://${shown}:${server.port}/ (home ${home.root})`);
+  // SECURITY: say where the token is, never what it is [GW-2].
+  console.log(`log in with the token in ${home.root}/${home.secretsRel}/web-bootstrap-token`);
   log.info("server.started", { port: server.port });
 
   let stopping = false;
