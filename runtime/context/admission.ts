@@ -74,6 +74,13 @@ function systemText(plan: ContextPlan, receipt: CollapseReceipt | null): string 
   const instr = sectionText(plan, "instructions");
   if (instr !== null) parts.push(`Agent instructions (agent-builder.md):\n${instr}`);
   parts.push(sectionText(plan, "environment")!);
+  if (plan.omitted) {
+    // Content-free: a count and a digest of the omitted Turn ids only.
+    parts.push(
+      `[agent-builder context receipt] ${plan.omitted.count} older completed turn(s) are ` +
+        `beyond the history read bound and were omitted (receipt ${plan.omitted.digest}).`,
+    );
+  }
   if (receipt) {
     // Content-free: counts and a digest only, never the collapsed text.
     parts.push(

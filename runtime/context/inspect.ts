@@ -5,6 +5,9 @@
  * provenance, budgets, byte/token estimates, truncation reasons and an
  * in-process KEYED digest of the plan — never a body, never the plan's own
  * digest of a section body that a reader could confirm a guess against.
+ * History left out by the read bound shows as its content-free receipt
+ * (count, boundary Turn ids, keyed digest) and the history section's
+ * truncation reason `history_read_bound`.
  * The projection reports the conservative numbers of the next Turn and, when
  * complete provider usages of the same scope exist, a calibration from the
  * latest 16; without a qualified model it is "unavailable" with a reason.
@@ -37,9 +40,21 @@ export interface ContextInspection {
     provenance: string;
     bytes: number;
     tokens_estimate: number;
-    truncation: null;
+    truncation: "history_read_bound" | null;
   }[];
-  history: { bundles: number; kept: number; collapsed: number; receipt: string | null };
+  history: {
+    bundles: number;
+    kept: number;
+    collapsed: number;
+    receipt: string | null;
+    omitted: {
+      count: number;
+      first_turn_id: string;
+      last_turn_id: string;
+      policy: string;
+      receipt: string;
+    } | null;
+  };
   budget: { window: number; input_budget: number; output_reserve: number; collapse_at: number };
   estimate: number | null;
   keyed_digest: string;
@@ -61,13 +76,22 @@ export function inspectPlan(plan: ContextPlan, key: InspectionKey): ContextInspe
       provenance: s.provenance,
       bytes: s.bytes,
       tokens_estimate: s.bytes,
-      truncation: null,
+      truncation: s.name === "history" && plan.omitted ? "history_read_bound" : null,
     })),
     history: {
       bundles: plan.history.length,
       kept: a.ok ? a.keptBundles : plan.history.length,
       collapsed: a.ok ? plan.history.length - a.keptBundles : 0,
       receipt: a.ok && a.receipt ? key.keyed(a.receipt.digest) : null,
+      omitted: plan.omitted
+        ? {
+          count: plan.omitted.count,
+          first_turn_id: plan.omitted.first_turn_id,
+          last_turn_id: plan.omitted.last_turn_id,
+          policy: plan.omitted.policy,
+          receipt: key.keyed(plan.omitted.digest),
+        }
+        : null,
     },
     budget: {
       window: plan.window,

@@ -8,11 +8,14 @@
  * holds only the UTC date, the timezone "UTC" and the OS "Linux" — nothing is
  * read from the process environment; history comes only from completed Turns
  * [CV-5] (the caller passes completed bundles; `compileContextPlan` refuses a
- * bundle without an assistant message); each section and history bundle has
+ * bundle without an assistant message); completed Turns beyond the history
+ * read bound are never dropped silently: the plan carries their content-free
+ * receipt (count, boundary ids, digest) and its digest covers it; each section and history bundle has
  * its own domain-separated digest and the plan digest covers all of them.
  * The plan's full text stays in the Control Plane: only `planRef` (id +
  * digest) and the content-free `planSummary` ever leave this module's callers.
  */
+import { createHash } from "node:crypto";
 import { canonicalJson, type Digest, domainDigest, utf8Bytes } from "../protocol/digest.ts";
 import type { EffectiveToolSet } from "../tools/policy.ts";
 
@@ -56,6 +59,21 @@ export interface HistoryBundle {
   assistant: string;
 }
 
+/**
+ * Content-free receipt for completed Turns older than the history read bound
+ * (the latest 256 Turns): how many, the oldest and newest omitted Turn ids and
+ * a domain-separated digest over the omitted ids in order. No text.
+ */
+export interface OmittedHistory {
+  count: number;
+  first_turn_id: string;
+  last_turn_id: string;
+  policy: string;
+  digest: Digest;
+}
+
+export const HISTORY_READ_POLICY_ID = "history-read-latest-256-turns-v1";
+
 export interface PlannedBundle extends HistoryBundle {
   digest: Digest;
   bytes: number;
@@ -69,6 +87,8 @@ export interface ContextInputs {
   now: Date;
   /** Completed bundles, oldest first. */
   history: readonly HistoryBundle[];
+  /** Completed Turns beyond the history read bound (null: none were left out). */
+  omitted?: OmittedHistory | null;
   userMessage: string;
   toolset: EffectiveToolSet;
   window: number;
@@ -83,6 +103,7 @@ export interface ContextPlan {
   readonly digest: Digest;
   readonly sections: readonly Section[];
   readonly history: readonly PlannedBundle[];
+  readonly omitted: OmittedHistory | null;
   readonly toolset: EffectiveToolSet;
   readonly window: number;
   readonly budget: number;
@@ -120,6 +141,37 @@ export function bundleDigest(b: HistoryBundle): Digest {
   );
 }
 
+/**
+ * The receipt of the completed Turns left out by the history read bound, from
+ * their ids oldest first (streamed: the count is not bounded). Null when none.
+ */
+export function omittedHistoryReceipt(
+  conversationId: string,
+  turnIdsOldestFirst: Iterable<string>,
+): OmittedHistory | null {
+  const h = createHash("sha256");
+  h.update("agent-builder/history-omitted/v1");
+  h.update(new Uint8Array([0]));
+  h.update(canonicalJson({ conversation: conversationId, policy: HISTORY_READ_POLICY_ID }));
+  let count = 0;
+  let first = "";
+  let last = "";
+  for (const id of turnIdsOldestFirst) {
+    if (count === 0) first = id;
+    last = id;
+    count++;
+    h.update(`\n${id}`);
+  }
+  if (count === 0) return null;
+  return {
+    count,
+    first_turn_id: first,
+    last_turn_id: last,
+    policy: HISTORY_READ_POLICY_ID,
+    digest: `sha256:${h.digest("hex")}`,
+  };
+}
+
 /** Compiles the plan. Pure and deterministic for equal inputs. */
 export function compileContextPlan(inp: ContextInputs): ContextPlan {
   const sections: Section[] = [
@@ -152,6 +204,7 @@ export function compileContextPlan(inp: ContextInputs): ContextPlan {
       budget: inp.budget,
       renderer: RENDERER_ID,
       compact: inp.compact ?? false,
+      omitted: inp.omitted?.digest ?? null,
       toolset: inp.toolset.digest,
       sections: sections.map((s) => [s.name, s.role, s.trust, s.digest]),
     }),
@@ -161,6 +214,7 @@ export function compileContextPlan(inp: ContextInputs): ContextPlan {
     digest,
     sections: Object.freeze(sections),
     history: Object.freeze(history),
+    omitted: inp.omitted ? Object.freeze({ ...inp.omitted }) : null,
     toolset: inp.toolset,
     window: inp.window,
     budget: inp.budget,

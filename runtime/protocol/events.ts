@@ -29,6 +29,8 @@ export const PAYLOADS = {
     tool_ids: z.array(ToolIdSchema).max(16),
     section_count: Count,
     history_count: Count,
+    /** Completed Turns left out by the history read bound (absent: none). */
+    history_omitted: Count.optional(),
     window: Count,
     budget: Count,
     protocol_features: z.array(z.string().max(32)).max(8),

@@ -45,6 +45,7 @@ export function beginRun(x: BeginRunInput): { journal: RunJournal; staged: Stage
     tool_ids: x.toolset.tools.map((t) => t.spec.id),
     section_count: x.plan.sections.length,
     history_count: x.plan.history.length,
+    ...(x.plan.omitted ? { history_omitted: x.plan.omitted.count } : {}),
     window: x.plan.window,
     budget: x.plan.budget,
     protocol_features: PROTOCOL_FEATURES,

@@ -5,19 +5,22 @@
  *
  * What this file enforces: history holds only `completed` Turns with a
  * committed assistant message (failed/cancelled/interrupted never reach the
- * model), read newest-first with a bound and handed over oldest-first; an
+ * model), read newest-first with a bound and handed over oldest-first, and
+ * completed Turns beyond that bound leave a content-free receipt (count,
+ * boundary ids, digest) instead of vanishing; an
  * instruction file that fails any check refuses the Run with its own code; a
  * model without the `tools` capability gets an empty ToolSet; browser Runs are
  * interactive (`ask` tools wait for approval) and `exec/run` is denied while
  * this build has no runner dispatch [TL-7].
  */
 import type { AgentService } from "../agents/service.ts";
-import type { HistoryBundle } from "../context/plan.ts";
+import { type HistoryBundle, type OmittedHistory, omittedHistoryReceipt } from "../context/plan.ts";
 import { AppError } from "../errors.ts";
 import { agentDataRel, type HomeLayout } from "../home.ts";
 import type { ModelBroker } from "../model/types.ts";
 import { canonicalJson, domainDigest } from "../protocol/digest.ts";
 import { getConversation, pageTurns } from "../store/agent_state_store.ts";
+import { completedTurnIdsBefore } from "../store/run_store.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
 import type { ToolCatalog } from "../tools/catalog.ts";
 import { type EffectiveToolSet, resolveToolSet } from "../tools/policy.ts";
@@ -53,15 +56,6 @@ export function createRunInputs(opts: RunInputsOptions) {
     return (p.find((x) => x.default) ?? p[0]).id;
   }
 
-  function history(db: DatabaseSync, conversationId: string): HistoryBundle[] {
-    // Only completed Turns with a committed answer enter history [CV-5].
-    return pageTurns(db, conversationId, null, HISTORY_TURNS_READ_MAX)
-      .slice(0, HISTORY_TURNS_READ_MAX)
-      .filter((t) => t.state === "completed" && typeof t.assistant_message === "string")
-      .reverse()
-      .map((t) => ({ turnId: t.id, user: t.user_message, assistant: t.assistant_message! }));
-  }
-
   function toolsetFor(toolsCapable: boolean): EffectiveToolSet {
     const rules = toolsCapable
       ? NO_RUNNER_RULES
@@ -93,9 +87,40 @@ export function createRunInputs(opts: RunInputsOptions) {
       profile: prof.profile,
       toolset,
       instructions: instr.present ? instr.text : null,
-      history: history(db, conversationId),
+      ...history(db, conversationId),
     };
   }
 
+  function history(db: DatabaseSync, conversationId: string) {
+    const h = readHistory(db, conversationId);
+    return { history: h.bundles, omitted: h.omitted };
+  }
+
   return { stateDb, workspaceDir, defaultModelId, prepare, usageScope };
+}
+
+/**
+ * The latest HISTORY_TURNS_READ_MAX Turns' completed bundles, oldest first,
+ * and the content-free receipt of the completed Turns older than that bound.
+ */
+export function readHistory(
+  db: DatabaseSync,
+  conversationId: string,
+  readMax = HISTORY_TURNS_READ_MAX,
+): { bundles: HistoryBundle[]; omitted: OmittedHistory | null } {
+  const page = pageTurns(db, conversationId, null, readMax);
+  const read = page.slice(0, readMax);
+  // Only completed Turns with a committed answer enter history [CV-5].
+  const bundles = read
+    .filter((t) => t.state === "completed" && typeof t.assistant_message === "string")
+    .reverse()
+    .map((t) => ({ turnId: t.id, user: t.user_message, assistant: t.assistant_message! }));
+  // pageTurns returns one row more than asked when older Turns exist.
+  const omitted = page.length > readMax
+    ? omittedHistoryReceipt(
+      conversationId,
+      completedTurnIdsBefore(db, conversationId, read[read.length - 1].seq),
+    )
+    : null;
+  return { bundles, omitted };
 }

@@ -167,6 +167,7 @@ export function createRunService(opts: RunServiceOptions) {
         instructions: p.instructions,
         now: new Date(now()),
         history: p.history,
+        omitted: p.omitted,
         userMessage: body.message,
         toolset: p.toolset,
         window: p.profile.window,

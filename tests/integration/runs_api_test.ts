@@ -6,9 +6,10 @@
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { codeOf } from "../helpers/agents_api.ts";
-import { openAgentState } from "../helpers/agent_state.ts";
+import { bulkTurns, openAgentState } from "../helpers/agent_state.ts";
 import { newConversation, readSse, startRunHarness, submit, waitTurn } from "../helpers/runs.ts";
 import { ACTIVE_RUNS_TOTAL_MAX, USER_MESSAGE_MAX_BYTES } from "../../runtime/limits.ts";
+import { HISTORY_TURNS_READ_MAX } from "../../runtime/runs/run_inputs.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
 import { startFakeOllama } from "../../tools/fake_ollama/server.ts";
 
@@ -80,6 +81,31 @@ Deno.test("Run routes over HTTP", async (t) => {
         } finally {
           db.close();
         }
+      },
+    );
+
+    await t.step(
+      "history beyond the latest 256 Turns leaves a receipt that inspection shows",
+      async () => {
+        const long = await newConversation(h);
+        const db = openAgentState(h.server.home, h.agent);
+        try {
+          bulkTurns(db, long, HISTORY_TURNS_READ_MAX + 2);
+        } finally {
+          db.close();
+        }
+        h.ollama.enqueue(scenarios.text("long memory"));
+        const r = await submit(h, long, "what do you remember?");
+        assertEquals(r.status, 202);
+        await readSse(h, r.body.run_id);
+        const c = await h.api("GET", `/api/agents/${h.agent}/runs/${r.body.run_id}/context`);
+        assertEquals(c.body.history.bundles, HISTORY_TURNS_READ_MAX);
+        assertEquals(c.body.history.omitted.count, 2);
+        assert(/^hmac-sha256:[0-9a-f]{64}$/.test(c.body.history.omitted.receipt));
+        const sent = h.ollama.chats.at(-1)!.body.messages as { role: string; content: string }[];
+        assert(sent[0].content.includes("2 older completed turn(s)"), sent[0].content);
+        const users = sent.filter((m) => m.role === "user").map((m) => m.content);
+        assertEquals([users.includes("message 2"), users.includes("message 3")], [false, true]);
       },
     );
 
