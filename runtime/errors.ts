@@ -21,6 +21,7 @@ const TABLE = {
   csrf_failed: { status: 403, message: "Missing or invalid CSRF token." },
   origin_forbidden: { status: 403, message: "Cross-origin request refused." },
   host_forbidden: { status: 403, message: "Host not allowed." },
+  connection_forbidden: { status: 403, message: "Connect through the server's listener." },
   body_too_large: { status: 413, message: "Request body too large." },
   headers_too_large: { status: 431, message: "Request headers too large." },
   unsupported_media_type: { status: 415, message: "Content-Type must be application/json." },

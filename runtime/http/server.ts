@@ -51,6 +51,8 @@ export interface ServerOptions {
 export interface RunningServer {
   port: number;
   hostname: string;
+  /** The internal loopback port behind the guard (refuses direct connections). */
+  upstreamPort: number;
   /** Stops accepting, finishes in-flight requests. */
   shutdown(): Promise<void>;
   finished: Promise<void>;
@@ -68,7 +70,14 @@ export function createHandler(
     const isApi = url.pathname.startsWith("/api/") || url.pathname === "/health";
     const tcp = info.remoteAddr.transport === "tcp" ? info.remoteAddr as Deno.NetAddr : null;
     // The TCP peer only (through the guard: the guard's client); never a header [GW-1].
-    const remote = (tcp && opts.peers?.peerOf(tcp.port)) ?? tcp?.hostname ?? "local";
+    const guardedPeer = tcp && opts.peers ? opts.peers.peerOf(tcp.port) : null;
+    // SECURITY: behind a guard, a connection the guard did not open (a local process
+    // dialling the internal loopback port directly) would bypass the connection cap
+    // and idle timeout: refuse it before anything else runs.
+    if (opts.peers && guardedPeer === null) {
+      return applySecurityHeaders(errorResponse("connection_forbidden"), true);
+    }
+    const remote = guardedPeer ?? tcp?.hostname ?? "local";
     const endRequest = tcp && opts.peers ? opts.peers.begin(tcp.port) : () => {};
     info.completed.then(endRequest, endRequest);
     let res: Response;
@@ -197,6 +206,7 @@ export function startServer(opts: ServerOptions): Promise<RunningServer> {
     resolve({
       port: addr.port,
       hostname: addr.hostname,
+      upstreamPort: upstream.addr.port,
       async shutdown() {
         front.stopAccepting();
         const done = upstream.shutdown();

@@ -184,3 +184,14 @@ Deno.test("shutdown does not wait for a socket stuck in an unread request body",
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("a local process dialling the internal port directly is refused before any route runs", () =>
+  withServer(async (server) => {
+    assert(server.upstreamPort !== server.port);
+    const direct = await fetch(`http://127.0.0.1:${server.upstreamPort}/api/test/ping`);
+    assertEquals(direct.status, 403);
+    assertEquals((await direct.json()).error.code, "connection_forbidden");
+    assertEquals(direct.headers.get("x-frame-options"), SECURITY_HEADERS["x-frame-options"]);
+    const guarded = await fetch(`http://127.0.0.1:${server.port}/api/test/ping`);
+    assertEquals(await guarded.text(), "pong");
+  }));
