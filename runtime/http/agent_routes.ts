@@ -13,9 +13,9 @@ import { isValidId } from "../path_safety.ts";
 import { json } from "./headers.ts";
 import type { Route, RouteContext } from "./router.ts";
 
-/** Display names: trimmed, 1..64 characters, no control characters. */
+/** Display names: trimmed, 1..64 characters, no control/format characters or lone surrogates. */
 export const AgentNameSchema = z.string().trim().min(1).max(AGENT_NAME_MAX_CHARS).regex(
-  /^[^\p{Cc}\p{Cf}]+$/u,
+  /^[^\p{Cc}\p{Cf}\p{Cs}]+$/u,
 );
 
 export const AgentNameBody = z.object({ name: AgentNameSchema }).strict();

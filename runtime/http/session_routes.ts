@@ -16,7 +16,7 @@ import type { Route, RouteContext } from "./router.ts";
 
 export const ConversationTitleSchema = z.string().trim().min(1).max(
   CONVERSATION_TITLE_MAX_CHARS,
-).regex(/^[^\p{Cc}\p{Cf}]+$/u);
+).regex(/^[^\p{Cc}\p{Cf}\p{Cs}]+$/u);
 
 export const CreateSessionBody = z.object({ title: ConversationTitleSchema.optional() }).strict();
 export type CreateSessionBody = z.infer<typeof CreateSessionBody>;

@@ -107,6 +107,8 @@ Deno.test("hostile bodies, cursors and resume ids are refused with fixed codes",
           "invalid_json",
         ],
         ['{"name":"\\u0000"}', 422, "schema_violation"],
+        // A lone surrogate would be stored as U+FFFD: refused rather than altered.
+        ['{"name":"a\\ud800b"}', 422, "schema_violation"],
         ["", 422, "invalid_json"],
       ];
       for (const [body, status, c] of cases) {
@@ -114,6 +116,8 @@ Deno.test("hostile bodies, cursors and resume ids are refused with fixed codes",
         const r = await post(body, [["content-length", String(len)]]);
         assertEquals([r.status, code(r)], [status, c], String(body).slice(0, 40));
       }
+      const title = await h.api("POST", `/api/agents/${h.agent}/sessions`, { title: "t\ud800" });
+      assertEquals([title.status, codeOf(title)], [422, "schema_violation"]);
       assertEquals(await agentCount(h), agents);
     });
 
