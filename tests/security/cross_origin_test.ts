@@ -7,7 +7,7 @@
  * attempt creates, renames or deletes anything.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { login, type LoginSession } from "../helpers/login.ts";
+import { login, type LoginSession, readBootstrapToken } from "../helpers/login.ts";
 import { rawRequest, type RawResponse } from "../helpers/raw_http.ts";
 import { type ServerHandle, startTestServer } from "../helpers/server.ts";
 
@@ -222,6 +222,16 @@ Deno.test("cross-origin, rebinding and override attacks are refused and act on n
       assertEquals(still.status, 200);
       await still.body?.cancel();
       assertEquals(await agentNames(s, session), [...before, "victim"].sort());
+    });
+
+    await t.step("the log holds no secret, home path or attacker-chosen header text", async () => {
+      await s.stop();
+      const log = Deno.readTextFileSync(`${s.home}/.runtime/control-plane/server.log`);
+      const secrets = [readBootstrapToken(s.home), session.cookie.split("=")[1], session.csrf];
+      for (const needle of [...secrets, s.home, "evil.example", "nip.io", "x-http-method"]) {
+        assert(!log.includes(needle), `server.log holds ${needle.slice(0, 12)}`);
+      }
+      assert(!/\n\s+at .+:\d+:\d+/.test(log), "server.log holds a stack trace");
     });
   } finally {
     await s.stop();
