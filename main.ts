@@ -4,6 +4,7 @@
  */
 import { RELEASE } from "./runtime/limits.ts";
 import { UsageError } from "./runtime/cli/args.ts";
+import { AppError } from "./runtime/errors.ts";
 import { workerCommand } from "./sandbox/worker_entry.ts";
 import { harnessWorkerBody } from "./runtime/kernel/worker_main.ts";
 
@@ -72,6 +73,11 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof UsageError) {
       console.error(`agent-builder ${name}: ${err.message}`);
       return 2;
+    }
+    if (err instanceof AppError) {
+      // The operator's own terminal: the fixed code plus the log-only detail (e.g. which path).
+      console.error(`agent-builder ${name}: ${err.code}${err.detail ? ` — ${err.detail}` : ""}`);
+      return 1;
     }
     throw err;
   }

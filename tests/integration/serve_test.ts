@@ -107,6 +107,12 @@ Deno.test("the CLI prints help, version, and refuses unknown commands and option
   assertMatch(badFlag.stderr, /unknown option --bogus/);
   const badPort = await run(["serve", "--port", "70000", "--home", makeTempHome()]);
   assertEquals(badPort.code, 2);
+  const shared = makeTempHome();
+  Deno.chmodSync(shared, 0o777);
+  const unsafe = await run(["serve", "--port", "0", "--home", shared]);
+  assertEquals(unsafe.code, 1);
+  assertMatch(unsafe.stderr, /^agent-builder serve: unsafe_path — group\/world-writable: /);
+  assert(!/\bat \w+ \(/.test(unsafe.stderr), "no stack trace for a refused home");
 });
 
 Deno.test("doctor reports host capabilities and model qualification, exit 0 when sandboxable", async () => {
