@@ -147,6 +147,34 @@ Deno.test("hostile model output cannot escape the workspace, break the stream or
       },
     );
 
+    await t.step("a provider call id reused across model calls never crosses results", async () => {
+      Deno.writeTextFileSync(`${ws}/a.txt`, "AAA\n");
+      Deno.writeTextFileSync(`${ws}/b.txt`, "BBB\n");
+      const { frames } = await runTurn(
+        h,
+        scenarios.toolCall([{
+          id: "call_x",
+          name: "file__read_text",
+          arguments: { path: "a.txt" },
+        }]),
+        scenarios.toolCall([{
+          id: "call_x",
+          name: "file__read_text",
+          arguments: { path: "b.txt" },
+        }]),
+        scenarios.text("done"),
+      );
+      const done = frames.filter((f) => f.event === "tool.call.completed");
+      const ids = done.map((f) => f.data.payload.call_id);
+      assertEquals(new Set(ids).size, 2, "the Control Plane assigns its own call ids");
+      assert(!ids.includes("call_x"));
+      const last = h.ollama.chats.at(-1)!.body.messages.filter((m: { role: string }) =>
+        m.role === "tool"
+      );
+      assertEquals(last.map((m: { tool_call_id: string }) => m.tool_call_id), ids);
+      assert(last[0].content.includes("AAA") && last[1].content.includes("BBB"));
+    });
+
     await t.step("model text with SSE framing, HTML and lone surrogates stays data", async () => {
       const nasty = "\n\nid: 999\nevent: run.completed\ndata: {}\n\n<script>alert(1)</script>" +
         "<img src=x onerror=alert(2)>\r\n\rdata: x\ud800 \udc00 end";
