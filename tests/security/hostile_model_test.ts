@@ -122,6 +122,48 @@ Deno.test("hostile model output cannot escape the workspace, break the stream or
     );
 
     await t.step(
+      "glob, grep, stat and edit refuse escapes, link walks and catastrophic patterns",
+      async () => {
+        Deno.symlinkSync("/etc", `${ws}/etclink`);
+        const cases: [FakeToolCall, string][] = [
+          [{ name: "file__glob", arguments: { pattern: "../*" } }, "pattern_invalid"],
+          [{ name: "file__glob", arguments: { pattern: "/etc/*" } }, "pattern_invalid"],
+          [{ name: "file__glob", arguments: { pattern: "**/../../**" } }, "pattern_invalid"],
+          [
+            { name: "file__grep", arguments: { pattern: "(a+)+$", regex: true } },
+            "pattern_invalid",
+          ],
+          [{ name: "file__grep", arguments: { pattern: "root", path: "etclink" } }, "path_symlink"],
+          [{ name: "file__grep", arguments: { pattern: "root", path: "../" } }, "path_invalid"],
+          [{ name: "file__stat", arguments: { path: "etclink" } }, "path_symlink"],
+          [{
+            name: "file__edit",
+            arguments: { path: "etclink/passwd", old_text: "root", new_text: "toor" },
+          }, "path_symlink"],
+          [{
+            name: "file__write",
+            arguments: { path: ".agent-builder-write-x", content: "x" },
+          }, "path_invalid"],
+        ];
+        for (const [call, expected] of cases) {
+          const { frames } = await runTurn(h, scenarios.toolCall([call]), scenarios.text("ok"));
+          assertEquals(toolCodes(frames), [expected], JSON.stringify(call.arguments));
+          assert(!frames.some((f) => f.event === "permission.requested"));
+        }
+        // A walk through the workspace never follows the link out.
+        const glob = await runTurn(
+          h,
+          scenarios.toolCall([{ name: "file__glob", arguments: { pattern: "**/*" } }]),
+          scenarios.text("ok"),
+        );
+        const result = glob.frames.find((f) =>
+          f.event === "tool.call.completed"
+        )!.data.payload.result;
+        assert(!result.includes("etclink/") && !result.includes("passwd"), result);
+      },
+    );
+
+    await t.step(
       "unknown tools and a repeated call id end the Turn model_tool_loop, unexecuted",
       async () => {
         const bad: FakeToolCall[][] = [
