@@ -137,6 +137,24 @@ Deno.test("hostile bodies, cursors and resume ids are refused with fixed codes",
       },
     );
 
+    await t.step("a model id outside the catalog is refused and never reaches Ollama", async () => {
+      const c = await newConversation(h);
+      const before = h.ollama.requests.length;
+      for (const model_id of ["evil:latest", "qwen3.5:2b-extra", "QWEN", "../x", "a".repeat(65)]) {
+        const r = await h.api("POST", `/api/agents/${h.agent}/sessions/${c}/runs`, {
+          message: "hi",
+          model_id,
+        });
+        const known = /^[a-z0-9][a-z0-9._:-]{0,63}$/.test(model_id);
+        assertEquals(
+          [r.status, codeOf(r)],
+          known ? [404, "model_not_found"] : [422, "schema_violation"],
+          model_id,
+        );
+      }
+      assertEquals(h.ollama.requests.slice(before), []);
+    });
+
     const conv = await newConversation(h);
     h.ollama.enqueue(scenarios.text("first"));
     const run1 = (await submit(h, conv, "one")).body.run_id as string;
