@@ -16,7 +16,10 @@ import type {
 } from "./lib/types.ts";
 
 export interface ComposerProps {
-  conversationId: string;
+  /** Changes when another Conversation (or Agent's empty state) gets the composer. */
+  focusKey: string;
+  /** False in the empty state: the first Enter creates the Conversation. */
+  conversationOpen: boolean;
   draft: string;
   modelId: string | null;
   compactNext: boolean;
@@ -51,10 +54,10 @@ export function Composer(p: ComposerProps) {
     )
     : [];
 
-  // Focus the composer when a Conversation opens (keyboard-first).
+  // Focus the composer when a Conversation (or an empty state) opens (keyboard-first).
   useEffect(() => {
     ref.current?.focus({ preventScroll: true });
-  }, [p.conversationId]);
+  }, [p.focusKey]);
 
   useEffect(() => {
     const el = ref.current;
@@ -141,7 +144,9 @@ export function Composer(p: ComposerProps) {
         <textarea ref=${ref} class="composer-input" rows="1" value=${p.draft}
           placeholder=${p.activeRunId
             ? "Wait for the answer, or press Esc to stop…"
-            : "Message the agent… ( / for commands)"}
+            : p.conversationOpen
+            ? "Message the agent… ( / for commands)"
+            : "Message the agent to start a new conversation…"}
           aria-label="Message" data-testid="composer-input" maxLength=${16384}
           onInput=${(e: Event) => p.onDraft((e.target as HTMLTextAreaElement).value)}
           onKeyDown=${onKeyDown}></textarea>
@@ -157,13 +162,15 @@ export function Composer(p: ComposerProps) {
                 )}
               </select>
             </label>
-            <span class=${`meter meter-${meter.level}`} data-testid="context-meter" title=${meter
-              .title}>
-              <span class="meter-bar" aria-hidden="true"><span class=${`meter-fill fill-${
-                Math.round((meter.usedPercent ?? 0) / 10) * 10
-              }`}></span></span>
-              <span class="meter-text">${meter.text}</span>
-            </span>
+            ${p.conversationOpen && html`
+              <span class=${`meter meter-${meter.level}`} data-testid="context-meter" title=${meter
+                .title}>
+                <span class="meter-bar" aria-hidden="true"><span class=${`meter-fill fill-${
+                  Math.round((meter.usedPercent ?? 0) / 10) * 10
+                }`}></span></span>
+                <span class="meter-text">${meter.text}</span>
+              </span>
+            `}
             ${p.compactNext && html`
               <button type="button" class="chip" onClick=${p.onClearCompact}
                 aria-label="Cancel compaction for the next turn">compact next turn ×</button>

@@ -1,4 +1,8 @@
-/** The centre column when no Conversation is open: a clear next step [UI-1]. */
+/**
+ * The centre column when no Conversation is open [UI-1]: says what happens
+ * next. The composer below it is already live (its first Enter creates the
+ * Conversation); "New conversation" opens an empty one instead.
+ */
 import { html } from "htm/preact";
 import { Icon } from "./Icon.ts";
 
@@ -11,11 +15,11 @@ export function EmptyMain({ agentName, onCreateConversation }: EmptyMainProps) {
   return html`
     <div class="empty-main" data-testid="empty-main">
       <div class="empty-icon" aria-hidden="true"><${Icon} name="bot" /></div>
-      <h2>${agentName ? "No conversation open" : "Loading…"}</h2>
+      <h2>${agentName ? `Start a conversation with ${agentName}` : "Loading…"}</h2>
       ${agentName && html`
-        <p>Start a conversation with <strong>${agentName}</strong>.</p>
-        <button type="button" class="btn btn-primary" data-testid="empty-new-conversation"
-          onClick=${onCreateConversation}><${Icon} name="plus" /> New conversation</button>
+        <p>Type your first message below: pressing Enter starts the conversation.</p>
+        <button type="button" class="btn btn-ghost" data-testid="empty-new-conversation"
+          onClick=${onCreateConversation}><${Icon} name="plus" /> Empty conversation</button>
       `}
     </div>
   `;

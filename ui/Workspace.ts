@@ -8,23 +8,21 @@
  */
 import { html } from "htm/preact";
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { ApprovalList } from "./ApprovalList.ts";
-import { ChatView } from "./ChatView.ts";
-import { Composer } from "./Composer.ts";
 import { Dialog } from "./Dialog.ts";
-import { EmptyMain } from "./EmptyMain.ts";
 import { ErrorToast } from "./ErrorToast.ts";
+import { MainPane } from "./MainPane.ts";
 import { ModelBanner } from "./ModelBanner.ts";
 import { RunDetails } from "./RunDetails.ts";
 import { Sidebar } from "./Sidebar.ts";
 import { TopBar } from "./TopBar.ts";
 import { type ConversationPrefs, createDraftStore } from "./lib/drafts.ts";
 import { createApi, errorCode, type Requester } from "./lib/endpoints.ts";
-import { autoTitle, DEFAULT_TITLE, mergeTurns } from "./lib/format.ts";
+import { approvalsFor, pendingApprovals } from "./lib/approvals.ts";
+import { agentDraftKey, startFirstTurn } from "./lib/first_turn.ts";
+import { autoTitle, DEFAULT_TITLE } from "./lib/format.ts";
 import { agentActions, conversationActions, type DialogRequest } from "./lib/management.ts";
 import { describeError } from "./lib/messages.ts";
 import { formatPlace, parsePlace } from "./lib/route.ts";
-import { loadOlderTurns } from "./lib/history.ts";
 import { admittedTurn, effectAction, runBody } from "./lib/commands.ts";
 import { createRunStore, type RunView } from "./lib/run_store.ts";
 import { createMarkdownRenderer } from "./lib/sanitize.ts";
@@ -32,20 +30,16 @@ import type {
   Agent,
   CommandDescriptor,
   CommandResult,
-  ContextProjection,
   Conversation,
   ModelProfile,
   PendingPermission,
-  Turn,
 } from "./lib/types.ts";
-import { unavailableProjection } from "./lib/types.ts";
+import { useConversation } from "./lib/use_conversation.ts";
 
 export interface WorkspaceProps {
   request: Requester;
   onLogout(): void;
 }
-
-const PERMISSION_POLL_MS = 2000;
 
 export function Workspace({ request, onLogout }: WorkspaceProps) {
   const api = useMemo(() => createApi(request), [request]);
@@ -66,15 +60,13 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     convOwner.current = id === null ? null : agent;
     setConvIdState(id);
   };
-  const [turns, setTurns] = useState<Turn[]>([]);
-  const [before, setBefore] = useState<string | null>(null);
-  const [loadingOlder, setLoadingOlder] = useState(false);
   const [models, setModels] = useState<ModelProfile[]>([]);
   const [health, setHealth] = useState<{ model: string; reason: string | null } | null>(null);
-  const [projection, setProjection] = useState<ContextProjection | null>(null);
   const [commands, setCommands] = useState<CommandDescriptor[]>([]);
   const [commandResult, setCommandResult] = useState<CommandResult | null>(null);
+  // Durable pending approvals, read once per Agent attach; the streams carry the rest.
   const [permissions, setPermissions] = useState<PendingPermission[]>([]);
+  const [decided, setDecided] = useState<ReadonlySet<string>>(new Set());
   const [detailsOpen, setDetailsOpen] = useState(false);
   const [detailsRun, setDetailsRun] = useState<string | null>(null);
   const [navOpen, setNavOpen] = useState(false);
@@ -83,6 +75,18 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const [tick, setTick] = useState(0);
   const [sending, setSending] = useState(false);
   const [prefs, setPrefs] = useState(() => drafts.get(""));
+  /** Draft key of the composer: the open Conversation, or the Agent's empty state. */
+  const draftKey = convId ?? (agentId ? agentDraftKey(agentId) : "");
+  const open = convId !== null && convOwner.current === agentId;
+  const conversation = useConversation(
+    api,
+    runs,
+    agentId,
+    convId,
+    open,
+    (c) => drafts.get(c).modelId,
+    (err) => fail(err),
+  );
 
   useEffect(() => {
     const unsubscribe = runs.subscribe(() => setTick((t) => t + 1));
@@ -135,6 +139,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     loadConversations(agentId, agentId === initial.agentId ? initial.conversationId : null)
       .catch(fail);
     api.listCommands(agentId).then(setCommands, () => setCommands([]));
+    setDecided(new Set());
     api.listPermissions(agentId).then(setPermissions, () => setPermissions([]));
   }, [agentId]);
 
@@ -142,58 +147,17 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     history.replaceState(null, "", formatPlace({ agentId, conversationId: convId }) || "#");
   }, [agentId, convId]);
 
-  // ── The open Conversation ────────────────────────────────────────────────
-  const loadPage = useCallback(async (agent: string, conv: string) => {
-    const page = await api.getConversation(agent, conv);
-    setTurns((
-      cur,
-    ) => (cur.length && cur[0] && page.turns.length
-      ? mergeTurns(
-        cur.filter((t) => page.turns.some((p) => p.id === t.id) || t.seq < page.turns[0].seq),
-        page.turns,
-      )
-      : page.turns)
-    );
-    // A new Turn changes the conversation revision, which retires older cursors [CV-3]:
-    // always keep the freshest one (loadOlder skips pages that are already shown).
-    setBefore(page.before);
-    for (const t of page.turns) {
-      if (t.state === "running" && t.runId) runs.watch(agent, conv, t.runId);
-    }
-  }, [api, runs]);
-
-  const refreshProjection = useCallback((agent: string, conv: string) => {
-    api.contextPreview(agent, conv, drafts.get(conv).modelId).then(
-      setProjection,
-      (err) => setProjection(unavailableProjection(errorCode(err))),
-    );
-  }, [api]);
-
   useEffect(() => {
-    setTurns([]);
-    setBefore(null);
-    setProjection(null);
     setCommandResult(null);
-    setPrefs(drafts.get(convId ?? ""));
-    if (!agentId || !convId || convOwner.current !== agentId) return;
-    api.getConversation(agentId, convId).then((page) => {
-      setTurns(page.turns);
-      setBefore(page.before);
-      for (const t of page.turns) {
-        if (t.state === "running" && t.runId) runs.watch(agentId, convId, t.runId);
-      }
-    }, fail);
-    refreshProjection(agentId, convId);
-  }, [agentId, convId]);
+    setPrefs(drafts.get(draftKey));
+  }, [draftKey]);
 
   onTerminalRef.current = (v: RunView) => {
-    if (v.agentId === agentId && v.conversationId === convId) {
-      loadPage(v.agentId, v.conversationId).catch(fail);
-      refreshProjection(v.agentId, v.conversationId);
-    }
+    if (v.agentId === agentId && v.conversationId === convId) conversation.reload();
     if (v.agentId !== agentId) return;
     // Name an untitled Conversation after its first message, once its first Run ended.
     const c = conversations.find((x) => x.id === v.conversationId);
+    const turns = conversation.turns;
     const first = v.conversationId === convId && turns.length === 1 ? turns[0] : null;
     const title = first && c?.title === DEFAULT_TITLE ? autoTitle(first.userMessage) : null;
     const rename = title ? api.renameConversation(agentId, v.conversationId, title) : null;
@@ -201,10 +165,10 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   };
 
   const activeRunId = useMemo(() => {
-    const t = [...turns].reverse().find((t) => t.state === "running" && t.runId);
+    const t = [...conversation.turns].reverse().find((t) => t.state === "running" && t.runId);
     if (!t) return null;
     return runs.get(t.runId!)?.terminal ? null : t.runId;
-  }, [turns, tick]);
+  }, [conversation.turns, tick]);
 
   const busyConversations = useMemo(() => {
     const s = new Set<string>();
@@ -213,15 +177,6 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     if (convId && activeRunId) s.add(convId);
     return s;
   }, [conversations, convId, activeRunId, tick, agentId]);
-
-  // Approvals: poll while a Run is active in this Conversation.
-  useEffect(() => {
-    if (!agentId || !activeRunId) return;
-    const t = setInterval(() => {
-      api.listPermissions(agentId).then(setPermissions, () => {});
-    }, PERMISSION_POLL_MS);
-    return () => clearInterval(t);
-  }, [agentId, activeRunId]);
 
   // Esc stops the active Run [UI-1].
   useEffect(() => {
@@ -236,9 +191,9 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   }, [agentId, activeRunId]);
 
   // ── Actions ──────────────────────────────────────────────────────────────
-  /** Updates this Conversation's draft/model/compaction, in memory and in the store. */
+  /** Updates the composer's draft/model/compaction, in memory and in the store. */
   const patchPrefs = (patch: Partial<ConversationPrefs>) => {
-    if (convId) drafts.set(convId, patch);
+    if (draftKey) drafts.set(draftKey, patch);
     setPrefs((p) => ({ ...p, ...patch }));
   };
   const setDraft = (draft: string) => patchPrefs({ draft });
@@ -259,14 +214,31 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     }
   };
 
+  /** Empty state: create the Conversation from the message and admit its first Turn. */
+  const sendFirst = async (agent: string, text: string) => {
+    const r = await startFirstTurn(api, agent, text, prefs);
+    const key = agentDraftKey(agent);
+    drafts.forget(key);
+    // The model choice moves to the new Conversation; a refused Turn keeps its text there.
+    drafts.set(r.conversation.id, { modelId: prefs.modelId, draft: r.ok ? "" : text });
+    if (r.ok) runs.watch(agent, r.conversation.id, r.runId);
+    await loadConversations(agent, r.conversation.id);
+    if (!r.ok) throw r.error;
+    if (detailsOpen) setDetailsRun(r.runId);
+  };
+
   const submit = async (text: string) => {
     if (!agentId) return;
-    if (!convId) {
-      setError({ message: "Create a conversation first.", code: null });
+    if (!convId && text.startsWith("/")) {
+      setError({
+        message: "Slash commands act on a conversation: send a message first.",
+        code: null,
+      });
       return;
     }
     setSending(true);
     try {
+      if (!convId) return await sendFirst(agentId, text);
       if (text.startsWith("/")) {
         const r = await api.runCommand(agentId, convId, text);
         setCommandResult(r);
@@ -274,14 +246,14 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
         const action = effectAction(r.effect);
         if (action.kind === "prefs") {
           patchPrefs(action.patch);
-          refreshProjection(agentId, convId);
+          conversation.refreshProjection();
         } else if (action.kind === "new_conversation") await createConversation();
         return;
       }
       const { turnId, runId } = await api.startRun(agentId, convId, runBody(text, prefs));
       patchPrefs({ draft: "", compactNext: false });
       setCommandResult(null);
-      setTurns((cur) => [...cur, admittedTurn(turnId, runId, text, (cur.at(-1)?.seq ?? 0) + 1)]);
+      conversation.addTurn((last) => admittedTurn(turnId, runId, text, last + 1));
       runs.watch(agentId, convId, runId);
       if (detailsOpen) setDetailsRun(runId);
     } catch (err) {
@@ -295,7 +267,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     if (!agentId) return;
     try {
       await api.decidePermission(agentId, id, d);
-      setPermissions(await api.listPermissions(agentId));
+      setDecided((cur) => new Set([...cur, id]));
     } catch (err) {
       fail(err);
     }
@@ -305,23 +277,9 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     if (agentId) api.cancelRun(agentId, runId).catch(fail);
   };
 
-  /** Older pages already on screen are skipped (bounded) so each click shows new Turns. */
-  const loadOlder = async () => {
-    if (!agentId || !convId || !before) return;
-    setLoadingOlder(true);
-    try {
-      const r = await loadOlderTurns((b) => api.getConversation(agentId, convId, b), turns, before);
-      setTurns((cur) => mergeTurns(r.turns, cur));
-      setBefore(r.before);
-    } catch (err) {
-      fail(err);
-    } finally {
-      setLoadingOlder(false);
-    }
-  };
-
   const openDetails = (runId: string | null) => {
-    setDetailsRun(runId ?? [...turns].reverse().find((t) => t.runId)?.runId ?? null);
+    const last = [...conversation.turns].reverse().find((t) => t.runId);
+    setDetailsRun(runId ?? last?.runId ?? null);
     setDetailsOpen(true);
     setNavOpen(false);
   };
@@ -344,9 +302,13 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const convDialogs = conversationActions(mgmt);
 
   // Approvals belong to the Conversation whose Turn ran the asking Run.
-  const convPermissions = permissions.filter((p) =>
-    p.conversationId === convId || turns.some((t) => t.runId !== null && t.runId === p.runId)
+  const pending = pendingApprovals(
+    permissions,
+    runs.all().filter((v) => v.agentId === agentId),
+    decided,
   );
+  const turnRuns = new Set(conversation.turns.map((t) => t.runId).filter((r) => r !== null));
+  const convApprovals = approvalsFor(pending, convId, turnRuns);
   const conv = conversations.find((c) => c.id === convId) ?? null;
   const modelDown = health !== null && health.model !== "available";
 
@@ -365,45 +327,39 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
       <main class="main" aria-label="Chat">
         <${TopBar} title=${conv?.title ?? (agent ? agent.name : "Agent Builder")}
           subtitle=${agent && conv ? agent.name : null} detailsOpen=${detailsOpen}
-          onOpenNav=${() => {
-            setNavOpen(true);
-            setDetailsOpen(false);
-          }}
-          onToggleDetails=${() => (detailsOpen
-            ? setDetailsOpen(false)
-            : openDetails(detailsRun))} />
+          onOpenNav=${() => (setNavOpen(true), setDetailsOpen(false))}
+          onToggleDetails=${() => detailsOpen ? setDetailsOpen(false) : openDetails(detailsRun)} />
         ${modelDown &&
           html`<${ModelBanner} reason=${health?.reason ?? null} onRecheck=${refreshHealth} />`}
         ${error && html`
           <${ErrorToast} message=${error.message} code=${error.code}
             onDismiss=${() => setError(null)} />
         `}
-        ${convId
-          ? html`
-            <${ChatView} conversationId=${convId} turns=${turns} hasOlder=${before !== null}
-              loadingOlder=${loadingOlder} runs=${runs} liveTick=${tick} renderer=${renderer}
-              awaitingRuns=${new Set(convPermissions.map((p) => p.runId).filter((r) => r !== null))}
-              onLoadOlder=${loadOlder} onStop=${stop}
-              onReconnect=${(runId: string) =>
-                agentId && convId && runs.watch(agentId, convId, runId)} onRetry=${setDraft}
-              onDetails=${openDetails} />
-            <${ApprovalList} permissions=${convPermissions} onDecide=${decide} />
-            <${Composer} conversationId=${convId} draft=${prefs.draft} modelId=${prefs.modelId}
-              compactNext=${prefs
-                .compactNext}
-              models=${models} projection=${projection} commands=${commands}
-              commandResult=${commandResult} activeRunId=${activeRunId} sending=${sending}
-              onDraft=${setDraft} onModel=${(modelId: string | null) => {
-                patchPrefs({ modelId });
-                if (agentId && convId) refreshProjection(agentId, convId);
-              }}
-              onClearCompact=${() => patchPrefs({ compactNext: false })}
-              onSubmit=${submit} onStop=${stop} onDismissResult=${() => setCommandResult(null)} />
-          `
-          : html`
-            <${EmptyMain} agentName=${agent?.name ??
-              null} onCreateConversation=${createConversation} />
-          `}
+        <${MainPane} agentId=${agentId} agentName=${agent?.name ?? null} convId=${convId}
+          conversation=${conversation} approvals=${convApprovals} runs=${runs} liveTick=${tick}
+          renderer=${renderer} onCreateConversation=${createConversation} onDecide=${decide}
+          onStop=${stop} onReconnect=${(runId: string) =>
+            agentId && convId && runs.watch(agentId, convId, runId)}
+          onRetry=${setDraft} onDetails=${openDetails} composer=${{
+            conversationOpen: convId !== null,
+            draft: prefs.draft,
+            modelId: prefs.modelId,
+            compactNext: prefs.compactNext,
+            models,
+            commands,
+            commandResult,
+            activeRunId,
+            sending,
+            onDraft: setDraft,
+            onModel: (modelId: string | null) => {
+              patchPrefs({ modelId });
+              conversation.refreshProjection();
+            },
+            onClearCompact: () => patchPrefs({ compactNext: false }),
+            onSubmit: submit,
+            onStop: stop,
+            onDismissResult: () => setCommandResult(null),
+          }} />
       </main>
       ${detailsOpen && agentId && html`
         <${RunDetails} api=${api} agentId=${agentId} runId=${detailsRun}

@@ -89,6 +89,8 @@ export interface RunStore {
   size(): number;
   /** Runs being watched that have not reached a terminal event. */
   live(): RunView[];
+  /** Every Run view held, live or finished. */
+  all(): RunView[];
   /** Starts watching a Run (idempotent). */
   watch(agentId: string, conversationId: string, runId: string): void;
   subscribe(fn: () => void): () => void;
@@ -133,6 +135,7 @@ export function createRunStore(
     get: (id) => views.get(id),
     size: () => views.size,
     live: () => [...views.values()].filter((v) => v.terminal === null && v.connection !== "lost"),
+    all: () => [...views.values()],
     watch(agentId, conversationId, runId) {
       if (streams.has(runId)) return;
       const initial = views.get(runId) ?? emptyRun(agentId, conversationId, runId);

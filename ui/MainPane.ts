@@ -1,0 +1,56 @@
+/**
+ * The centre column below the top bar [UI-1, UI-4]: with a Conversation open,
+ * its Turns, the inline approvals of its Runs and the composer; with none open,
+ * the empty state above the same composer, so the first message can be typed
+ * at once (its Enter creates the Conversation).
+ */
+import { html } from "htm/preact";
+import { ApprovalList } from "./ApprovalList.ts";
+import { ChatView } from "./ChatView.ts";
+import { Composer, type ComposerProps } from "./Composer.ts";
+import { EmptyMain } from "./EmptyMain.ts";
+import type { ConversationState } from "./lib/use_conversation.ts";
+import type { RunStore } from "./lib/run_store.ts";
+import type { MarkdownRenderer } from "./lib/sanitize.ts";
+import type { PendingPermission } from "./lib/types.ts";
+
+export interface MainPaneProps {
+  agentId: string | null;
+  agentName: string | null;
+  convId: string | null;
+  conversation: ConversationState;
+  approvals: PendingPermission[];
+  runs: RunStore;
+  liveTick: number;
+  renderer: MarkdownRenderer;
+  composer: Omit<ComposerProps, "focusKey" | "projection">;
+  onCreateConversation(): void;
+  onDecide(id: string, decision: "approve" | "deny"): Promise<void>;
+  onStop(runId: string): void;
+  onReconnect(runId: string): void;
+  onRetry(message: string): void;
+  onDetails(runId: string): void;
+}
+
+export function MainPane(p: MainPaneProps) {
+  const composer = html`
+    <${Composer} ...${p.composer} focusKey=${p.convId ?? `agent:${p.agentId ?? ""}`}
+      projection=${p.convId ? p.conversation.projection : null} />
+  `;
+  if (!p.convId) {
+    return html`
+      <${EmptyMain} agentName=${p.agentName} onCreateConversation=${p.onCreateConversation} />
+      ${p.agentId && composer}
+    `;
+  }
+  const awaiting = new Set(p.approvals.map((a) => a.runId).filter((r) => r !== null));
+  return html`
+    <${ChatView} conversationId=${p.convId} turns=${p.conversation.turns}
+      hasOlder=${p.conversation.hasOlder} loadingOlder=${p.conversation.loadingOlder}
+      runs=${p.runs} liveTick=${p.liveTick} renderer=${p.renderer} awaitingRuns=${awaiting}
+      onLoadOlder=${p.conversation.loadOlder} onStop=${p.onStop} onReconnect=${p.onReconnect}
+      onRetry=${p.onRetry} onDetails=${p.onDetails} />
+    <${ApprovalList} permissions=${p.approvals} onDecide=${p.onDecide} />
+    ${composer}
+  `;
+}

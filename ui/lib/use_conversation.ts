@@ -1,0 +1,113 @@
+/**
+ * The open Conversation's state as a hook [UI-2, UI-4]: its Turn page, the
+ * server's `before` cursor for upward paging, the context projection of the
+ * next Turn, and re-attaching to every running Turn's Run after a switch or a
+ * reload. Reads go through the injected Api; live Runs through the RunStore.
+ */
+import { useCallback, useEffect, useState } from "preact/hooks";
+import { type Api, errorCode } from "./endpoints.ts";
+import { mergeTurns } from "./format.ts";
+import { loadOlderTurns } from "./history.ts";
+import type { RunStore } from "./run_store.ts";
+import { type ContextProjection, type Turn, unavailableProjection } from "./types.ts";
+
+export interface ConversationState {
+  turns: Turn[];
+  hasOlder: boolean;
+  loadingOlder: boolean;
+  projection: ContextProjection | null;
+  /** Adds a Turn admitted by `POST …/runs` until the server's copy replaces it. */
+  addTurn(make: (lastSeq: number) => Turn): void;
+  /** Re-reads the latest page (after a Run ended), keeping older Turns on screen. */
+  reload(): void;
+  refreshProjection(): void;
+  loadOlder(): Promise<void>;
+}
+
+/**
+ * `open` is false while the selected id may still belong to another Agent
+ * (right after an Agent switch): nothing is requested then.
+ */
+export function useConversation(
+  api: Api,
+  runs: RunStore,
+  agentId: string | null,
+  convId: string | null,
+  open: boolean,
+  /** This Conversation's chosen model (read fresh: it changes without a re-render). */
+  modelOf: (convId: string) => string | null,
+  fail: (err: unknown) => void,
+): ConversationState {
+  const [turns, setTurns] = useState<Turn[]>([]);
+  const [before, setBefore] = useState<string | null>(null);
+  const [loadingOlder, setLoadingOlder] = useState(false);
+  const [projection, setProjection] = useState<ContextProjection | null>(null);
+
+  const watchRunning = (agent: string, conv: string, list: readonly Turn[]) => {
+    for (const t of list) if (t.state === "running" && t.runId) runs.watch(agent, conv, t.runId);
+  };
+
+  const refreshProjection = useCallback(() => {
+    if (!agentId || !convId || !open) return;
+    api.contextPreview(agentId, convId, modelOf(convId)).then(
+      setProjection,
+      (err) => setProjection(unavailableProjection(errorCode(err))),
+    );
+  }, [api, agentId, convId, open]);
+
+  useEffect(() => {
+    setTurns([]);
+    setBefore(null);
+    setProjection(null);
+    if (!agentId || !convId || !open) return;
+    api.getConversation(agentId, convId).then((page) => {
+      setTurns(page.turns);
+      setBefore(page.before);
+      watchRunning(agentId, convId, page.turns);
+    }, fail);
+    refreshProjection();
+  }, [agentId, convId, open]);
+
+  const reload = () => {
+    if (!agentId || !convId || !open) return;
+    api.getConversation(agentId, convId).then((page) => {
+      setTurns((cur) => {
+        const first = page.turns[0];
+        if (!cur.length || !first) return page.turns;
+        const kept = cur.filter((t) => page.turns.some((p) => p.id === t.id) || t.seq < first.seq);
+        return mergeTurns(kept, page.turns);
+      });
+      // A new Turn changes the conversation revision, which retires older cursors [CV-3]:
+      // always keep the freshest one (loadOlder skips pages that are already shown).
+      setBefore(page.before);
+      watchRunning(agentId, convId, page.turns);
+    }, fail);
+    refreshProjection();
+  };
+
+  /** Older pages already on screen are skipped (bounded) so each click shows new Turns. */
+  const loadOlder = async () => {
+    if (!agentId || !convId || !before) return;
+    setLoadingOlder(true);
+    try {
+      const r = await loadOlderTurns((b) => api.getConversation(agentId, convId, b), turns, before);
+      setTurns((cur) => mergeTurns(r.turns, cur));
+      setBefore(r.before);
+    } catch (err) {
+      fail(err);
+    } finally {
+      setLoadingOlder(false);
+    }
+  };
+
+  return {
+    turns,
+    hasOlder: before !== null,
+    loadingOlder,
+    projection,
+    addTurn: (make) => setTurns((cur) => [...cur, make(cur.at(-1)?.seq ?? 0)]),
+    reload,
+    refreshProjection,
+    loadOlder,
+  };
+}
