@@ -270,6 +270,20 @@ Deno.test("hostile model output cannot escape the workspace, break the stream or
           const res = await fetch(`${h.server.url}${path}`, { headers: h.session.headers() });
           probes.push([...res.headers].flat().join("\n"), await res.text());
         }
+        // Every slash command's output, in a Conversation that has the user's text.
+        const conv = await newConversation(h);
+        h.ollama.enqueue(scenarios.text("fine"));
+        const r = await submit(h, conv, `${USER_TEXT} once more`);
+        await waitTurn(h, conv, r.body.run_id);
+        for (
+          const name of ["status", "context", "model", "permissions", "cancel", "compact", "clear"]
+        ) {
+          const res = await h.api("POST", `/api/agents/${h.agent}/sessions/${conv}/commands`, {
+            input: `/${name}`,
+          });
+          assertEquals(res.status, 200, name);
+          probes.push(JSON.stringify(res.body));
+        }
         const log = Deno.readTextFileSync(`${h.server.home}/.runtime/control-plane/server.log`);
         for (const [name, text] of [["responses", probes.join("\n")], ["server.log", log]]) {
           assert(!text.includes(token), `${name} holds the token`);
