@@ -74,10 +74,12 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const [error, setError] = useState<{ message: string; code: string | null } | null>(null);
   const [tick, setTick] = useState(0);
   const [sending, setSending] = useState(false);
-  const [prefs, setPrefs] = useState(() => drafts.get(""));
+  const [prefsBox, setPrefsBox] = useState(() => ({ key: "", prefs: drafts.get("") }));
   /** Draft key of the composer: the open Conversation, or the Agent's empty state. */
   const draftKey = convId ?? (agentId ? agentDraftKey(agentId) : "");
   const open = convId !== null && convOwner.current === agentId;
+  // Read in render, so a switch never shows (or edits) the previous composer's draft.
+  const prefs = prefsBox.key === draftKey ? prefsBox.prefs : drafts.get(draftKey);
   const conversation = useConversation(
     api,
     runs,
@@ -149,7 +151,6 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
 
   useEffect(() => {
     setCommandResult(null);
-    setPrefs(drafts.get(draftKey));
   }, [draftKey]);
 
   onTerminalRef.current = (v: RunView) => {
@@ -194,7 +195,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   /** Updates the composer's draft/model/compaction, in memory and in the store. */
   const patchPrefs = (patch: Partial<ConversationPrefs>) => {
     if (draftKey) drafts.set(draftKey, patch);
-    setPrefs((p) => ({ ...p, ...patch }));
+    setPrefsBox({ key: draftKey, prefs: drafts.get(draftKey) });
   };
   const setDraft = (draft: string) => patchPrefs({ draft });
 
@@ -219,6 +220,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     const r = await startFirstTurn(api, agent, text, prefs);
     const key = agentDraftKey(agent);
     drafts.forget(key);
+    setPrefsBox({ key, prefs: drafts.get(key) });
     // The model choice moves to the new Conversation; a refused Turn keeps its text there.
     drafts.set(r.conversation.id, { modelId: prefs.modelId, draft: r.ok ? "" : text });
     if (r.ok) runs.watch(agent, r.conversation.id, r.runId);

@@ -7,6 +7,7 @@
 import { assertEquals } from "../helpers/assert.ts";
 import { screenshotDir } from "../helpers/browser.ts";
 import type { Page } from "../helpers/browser.ts";
+import { inBandError } from "../../tools/fake_ollama/scenarios.ts";
 import {
   createAgent,
   createConversation,
@@ -38,6 +39,17 @@ for (const vp of VIEWPORTS) {
 
       const { page, errors } = await openLoggedIn(env, vp);
       await shot(page, `${vp.name}-02-workspace-empty`);
+      await page.fill("[data-testid=composer-input]", "Plan a three-day trip to Lisbon");
+      await shot(page, `${vp.name}-02-empty-composer`);
+      await page.emulateMedia({ colorScheme: "dark" });
+      await shot(page, `${vp.name}-02-empty-composer-dark`);
+      await page.emulateMedia({ colorScheme: "light" });
+      await page.fill("[data-testid=composer-input]", "/status");
+      await page.press("[data-testid=composer-input]", "Enter");
+      await page.waitForSelector("[data-testid=error-toast]");
+      await shot(page, `${vp.name}-02-error-toast`);
+      await page.click("[data-testid=error-toast] button");
+      await page.fill("[data-testid=composer-input]", "");
       await createAgent(page, "Research helper");
       await createConversation(page);
       await shot(page, `${vp.name}-03-new-conversation`);
@@ -70,6 +82,21 @@ for (const vp of VIEWPORTS) {
       const first = await page.$("[data-testid=timeline-event]");
       if (first) await first.click();
       await shot(page, `${vp.name}-07-run-details`);
+      await page.click("[data-testid=toggle-details]");
+      await page.waitForSelector("[data-testid=run-details]", { state: "detached" });
+
+      env.ollama.enqueue(inBandError());
+      await send(page, "This one fails on purpose.");
+      await page.waitForSelector(
+        "[data-testid=turn][data-state=failed] [data-testid=turn-terminal]",
+        {
+          timeout: 20_000,
+        },
+      );
+      await shot(page, `${vp.name}-08-failed-turn`);
+      await page.emulateMedia({ colorScheme: "dark" });
+      await shot(page, `${vp.name}-08-failed-turn-dark`);
+      await page.emulateMedia({ colorScheme: "light" });
       assertEquals(errors.filter((e) => /Content Security Policy|pageerror/.test(e)), []);
     } finally {
       await env.close();

@@ -63,3 +63,44 @@ Deno.test("an inline approval card gates a file write: approve commits, deny ref
     await env.close();
   }
 });
+
+Deno.test("approvals come from the run stream: no polling, and a decision made elsewhere clears the card", async () => {
+  const env = await startUiEnv();
+  try {
+    const { page, errors } = await openLoggedIn(env);
+    const listReads: string[] = [];
+    page.on("request", (r) => {
+      if (r.method() === "GET" && /\/permissions$/.test(new URL(r.url()).pathname)) {
+        listReads.push(r.url());
+      }
+    });
+    await createAgent(page, "Streamer");
+    await createConversation(page);
+    env.ollama.enqueue(
+      toolCall([{ name: "file__write", arguments: { path: "a.md", content: "streamed\n" } }]),
+      text("Done."),
+    );
+    await send(page, "create a.md");
+    await page.waitForSelector("[data-testid=approval]", { timeout: 20_000 });
+    const readsAtCard = listReads.length;
+    await page.waitForTimeout(2600); // longer than the old 2 s polling period
+    assertEquals(listReads.length, readsAtCard, "no GET …/permissions while the Run waits");
+
+    // Reload re-reads the durable list once and shows the same card.
+    await page.reload();
+    await page.waitForSelector("[data-testid=approval]", { timeout: 10_000 });
+    assertEquals(listReads.length, readsAtCard + 1);
+
+    // A second signed-in tab approves: the first tab's card clears from its stream.
+    const other = await openLoggedIn(env);
+    await other.page.goto(page.url());
+    await other.page.click("[data-testid=approval] >> text=Approve", { timeout: 10_000 });
+    await page.waitForSelector("[data-testid=approval]", { state: "detached", timeout: 5_000 });
+    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 20_000 });
+    assertEquals(listReads.length, readsAtCard + 1, "cleared without another list read");
+    assertEquals(errors, []);
+    assertEquals(other.errors, []);
+  } finally {
+    await env.close();
+  }
+});
