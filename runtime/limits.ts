@@ -197,3 +197,5 @@ export const BACKUP_TRAILER_MAX_BYTES = 1 * MiB;
 /** Below this many bytes a backup/restore prints no progress line. */
 export const BACKUP_PROGRESS_MIN_BYTES = 64 * MiB;
 export const SHUTDOWN_GRACE_MS = 5000;
+/** After the HTTP server stopped: time for the connection guard to relay its last bytes [OP-2]. */
+export const SHUTDOWN_RELAY_DRAIN_MS = 1000;

@@ -41,8 +41,17 @@ export interface ConnGuard {
   begin(upstreamLocalPort: number): () => void;
   /** Open client connections. */
   size(): number;
-  /** Stops accepting and closes connections with no request in flight. */
+  /**
+   * Stops accepting and ends connections with no request in flight: their
+   * server side is half-closed, so what the server already wrote is still
+   * relayed before the connection closes itself.
+   */
   stopAccepting(): void;
+  /**
+   * Waits until every connection has ended on its own — its relay delivered
+   * all the server wrote — for at most `ms`; true when none is left [OP-2].
+   */
+  drain(ms: number): Promise<boolean>;
   /** Closes every connection. */
   closeAll(): void;
 }
@@ -51,6 +60,8 @@ interface Entry {
   peer: string;
   busy: number;
   idleSince: number;
+  /** Half-closes toward the server; the relay then ends after the server's last bytes. */
+  endUpstream(): void;
   close(): void;
 }
 
@@ -100,6 +111,8 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
   const open = new Set<Entry>();
   const byPort = new Map<number, Entry>();
   const busy = busyResponse();
+  /** Waiters of `drain`, told whenever a connection closes. */
+  const drainers = new Set<() => void>();
   let accepting = true;
 
   const sweep = setInterval(() => {
@@ -130,6 +143,11 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
       peer: client.remoteAddr.hostname,
       busy: 0,
       idleSince: Date.now(),
+      endUpstream() {
+        upstream.closeWrite().catch((err) => {
+          if (!isDisconnect(err)) throw err;
+        });
+      },
       close() {
         if (closed) return;
         closed = true;
@@ -142,6 +160,7 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
             if (!(err instanceof Deno.errors.BadResource)) throw err;
           }
         }
+        for (const d of [...drainers]) d();
       },
     };
     open.add(entry);
@@ -200,7 +219,22 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
       if (!accepting) return;
       accepting = false;
       listener.close();
-      for (const e of [...open]) if (e.busy === 0) e.close();
+      for (const e of [...open]) if (e.busy === 0) e.endUpstream();
+    },
+    drain(ms) {
+      if (open.size === 0) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => {
+        const settle = (empty: boolean) => {
+          clearTimeout(timer);
+          drainers.delete(check);
+          resolve(empty);
+        };
+        const check = () => {
+          if (open.size === 0) settle(true);
+        };
+        const timer = setTimeout(() => settle(false), ms);
+        drainers.add(check);
+      });
     },
     closeAll() {
       clearInterval(sweep);

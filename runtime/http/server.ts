@@ -7,7 +7,12 @@
  * are never consulted.
  */
 import { AppError } from "../errors.ts";
-import { MAX_CONCURRENT_CONNECTIONS, MAX_HEADER_BYTES, SHUTDOWN_GRACE_MS } from "../limits.ts";
+import {
+  MAX_CONCURRENT_CONNECTIONS,
+  MAX_HEADER_BYTES,
+  SHUTDOWN_GRACE_MS,
+  SHUTDOWN_RELAY_DRAIN_MS,
+} from "../limits.ts";
 import type { Logger } from "../log.ts";
 import { parseJsonBody } from "./body.ts";
 import { type ConnGuard, startConnGuard } from "./conn_guard.ts";
@@ -203,23 +208,30 @@ export function startServer(opts: ServerOptions): Promise<RunningServer> {
     const addr = { hostname: front.addr.hostname, port: front.addr.port };
     opts.gateway.listening?.(addr);
     opts.onListen?.(addr);
+    let stopped: Promise<void> | null = null;
+    const shutdown = async () => {
+      front.stopAccepting();
+      const done = upstream.shutdown();
+      // In-flight requests get SHUTDOWN_GRACE_MS; then their sockets close.
+      const timer = setTimeout(() => front.closeAll(), SHUTDOWN_GRACE_MS);
+      try {
+        await done;
+        // What the server already wrote may still be in the guard's relay (an
+        // event stream's last frames): deliver it, bounded, before closing [OP-2].
+        await front.drain(SHUTDOWN_RELAY_DRAIN_MS);
+      } finally {
+        clearTimeout(timer);
+        front.closeAll();
+      }
+    };
     resolve({
       port: addr.port,
       hostname: addr.hostname,
       upstreamPort: upstream.addr.port,
-      async shutdown() {
-        front.stopAccepting();
-        const done = upstream.shutdown();
-        // In-flight requests get SHUTDOWN_GRACE_MS; then their sockets close.
-        const timer = setTimeout(() => front.closeAll(), SHUTDOWN_GRACE_MS);
-        try {
-          await done;
-        } finally {
-          clearTimeout(timer);
-          front.closeAll();
-        }
-      },
-      finished: upstream.finished,
+      shutdown: () => (stopped ??= shutdown()),
+      // Finished only once the guard has relayed everything (a caller that exits
+      // the process on `finished` must not cut the last bytes of a response).
+      finished: upstream.finished.then(() => stopped ?? undefined),
     });
   });
 }

@@ -196,7 +196,7 @@ Deno.test("history past 80 % of the budget collapses the oldest Turn; the transc
   }
 });
 
-Deno.test("SIGTERM during a streaming Run cancels it durably and does not wait on its SSE client", async () => {
+Deno.test("SIGTERM during a streaming Run cancels it durably and its attached SSE client gets the terminal", async () => {
   const ollama = await startFakeOllama();
   try {
     const h = await startRunHarness({ ollama });
@@ -206,14 +206,16 @@ Deno.test("SIGTERM during a streaming Run cancels it durably and does not wait o
     await readSse(h, r.body.run_id, { until: (f) => f.event === "assistant.block.delta" });
     let attached!: () => void;
     const opened = new Promise<void>((res) => (attached = res));
-    // A live client stays attached; whether its last bytes arrive before the process exits
-    // is not the guarantee (it reconnects) — the durable terminal below is.
-    const stream = readSse(h, r.body.run_id, { opened: attached }).catch(() => null);
+    // A live client stays attached: graceful shutdown delivers the Run's last live bytes —
+    // the terminal — before the process exits [OP-2], and the durable terminal below holds too.
+    const stream = readSse(h, r.body.run_id, { opened: attached });
     await opened;
     const t0 = Date.now();
     assertEquals(await h.server.stop(), 0);
     assert(Date.now() - t0 < 10_000, `shutdown took ${Date.now() - t0} ms`);
-    await stream;
+    const live = await stream;
+    assertEquals(live.at(-1)!.event, "run.cancelled");
+    assertEquals(live.at(-1)!.data.payload.reason, "shutdown");
     const h2 = await startRunHarness({ ollama, home: h.server.home });
     try {
       const turn = await waitTurn(h2, conv, r.body.run_id);
