@@ -7,8 +7,11 @@
  * source's count.
  *
  * The source is the TCP peer address only (forwarded headers are ignored
- * [GW-1]). At most LOGIN_SOURCES_TRACKED sources are kept; expired entries go
- * first, then the oldest window.
+ * [GW-1]), reduced by `sourceKey` to what one attacker cannot multiply: every
+ * loopback address is ONE source (a local process may bind any of 127/8 as
+ * its source address and would otherwise get 5 fresh guesses per address),
+ * and an IPv6 peer counts as its /64. At most LOGIN_SOURCES_TRACKED sources
+ * are kept; expired entries go first, then the oldest window.
  */
 import {
   LOGIN_FAILURE_WINDOW_MS,
@@ -40,6 +43,27 @@ interface Bucket {
   failures: number;
 }
 
+/**
+ * The limiter key of a peer address: `loopback` for 127.0.0.0/8, ::1 and
+ * their IPv4-mapped forms; the /64 prefix of other IPv6 peers; else the
+ * address itself.
+ */
+export function sourceKey(remote: string): string {
+  const addr = remote.toLowerCase().replace(/^\[|\]$/g, "").replace(/^::ffff:(?=\d+\.)/, "");
+  if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(addr) || addr === "::1") return "loopback";
+  if (!addr.includes(":")) return addr;
+  const [head, tail = ""] = addr.split("::");
+  const left = head === "" ? [] : head.split(":");
+  const right = tail === "" ? [] : tail.split(":");
+  const groups = [
+    ...left,
+    ...Array(Math.max(0, 8 - left.length - right.length)).fill("0"),
+    ...right,
+  ];
+  if (groups.slice(0, 7).every((g) => /^0+$/.test(g)) && groups[7] === "1") return "loopback";
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, "")).join(":")}::/64`;
+}
+
 export function createLoginLimiter(opts: LoginLimiterOptions = {}): LoginLimiter {
   const limit = opts.failures ?? LOGIN_FAILURES_PER_WINDOW;
   const windowMs = opts.windowMs ?? LOGIN_FAILURE_WINDOW_MS;
@@ -67,13 +91,15 @@ export function createLoginLimiter(opts: LoginLimiterOptions = {}): LoginLimiter
   }
 
   return {
-    retryAfter(source) {
+    retryAfter(remote) {
+      const source = sourceKey(remote);
       const t = now();
       const b = live(source, t);
       if (!b || b.failures < limit) return 0;
       return Math.max(1, Math.ceil((b.windowStart + windowMs - t) / 1000));
     },
-    recordFailure(source) {
+    recordFailure(remote) {
+      const source = sourceKey(remote);
       const t = now();
       const b = live(source, t);
       if (b) {
@@ -83,8 +109,8 @@ export function createLoginLimiter(opts: LoginLimiterOptions = {}): LoginLimiter
       if (buckets.size >= maxSources) makeRoom(t);
       buckets.set(source, { windowStart: t, failures: 1 });
     },
-    recordSuccess(source) {
-      buckets.delete(source);
+    recordSuccess(remote) {
+      buckets.delete(sourceKey(remote));
     },
     size: () => buckets.size,
   };
