@@ -8,6 +8,7 @@ import { html } from "htm/preact";
 import { Icon } from "./Icon.ts";
 import { MarkdownView } from "./MarkdownView.ts";
 import { fmtDuration, turnDuration } from "./lib/format.ts";
+import { describeError, hasDescription } from "./lib/messages.ts";
 import type { RunView } from "./lib/run_store.ts";
 import type { MarkdownRenderer } from "./lib/sanitize.ts";
 import type { Turn } from "./lib/types.ts";
@@ -84,6 +85,8 @@ export function TurnView(
                 <strong>${STATE_LABEL[turn.state] ?? turn.state}</strong>
                 ${turn.code && html`<code class="pill">${turn.code}</code>`}
               </div>
+              ${turn.code && hasDescription(turn.code) &&
+                html`<p class="terminal-text">${describeError(turn.code)}</p>`}
               <div class="terminal-meta">
                 ${turn.stage && html`<span>stage ${turn.stage}</span>`}
                 ${turnDuration(turn) !== null &&

@@ -26,6 +26,12 @@ async function shot(page: Page, name: string) {
   await page.screenshot({ path: `${screenshotDir()}${name}.png` });
 }
 
+/** Switches the emulated colour scheme and lets the colour transitions settle. */
+async function scheme(page: Page, colorScheme: "light" | "dark") {
+  await page.emulateMedia({ colorScheme });
+  await page.waitForTimeout(300);
+}
+
 for (const vp of VIEWPORTS) {
   Deno.test(`screenshots of the main screens at ${vp.width}x${vp.height}`, async () => {
     const env = await startUiEnv();
@@ -41,9 +47,9 @@ for (const vp of VIEWPORTS) {
       await shot(page, `${vp.name}-02-workspace-empty`);
       await page.fill("[data-testid=composer-input]", "Plan a three-day trip to Lisbon");
       await shot(page, `${vp.name}-02-empty-composer`);
-      await page.emulateMedia({ colorScheme: "dark" });
+      await scheme(page, "dark");
       await shot(page, `${vp.name}-02-empty-composer-dark`);
-      await page.emulateMedia({ colorScheme: "light" });
+      await scheme(page, "light");
       await page.fill("[data-testid=composer-input]", "/status");
       await page.press("[data-testid=composer-input]", "Enter");
       await page.waitForSelector("[data-testid=error-toast]");
@@ -72,17 +78,16 @@ for (const vp of VIEWPORTS) {
         await page.waitForSelector("[data-testid=conversation-popover]:popover-open");
         await shot(page, `${vp.name}-06-conversation-menu`);
         await page.keyboard.press("Escape");
-        await page.emulateMedia({ colorScheme: "dark" });
-        await page.waitForTimeout(300); // let colour transitions settle
+        await scheme(page, "dark");
         await shot(page, `${vp.name}-04-answer-dark`);
-        await page.emulateMedia({ colorScheme: "light" });
+        await scheme(page, "light");
       }
       await page.click("[data-testid=toggle-details]");
       await page.waitForSelector("[data-testid=run-details]");
       const first = await page.$("[data-testid=timeline-event]");
       if (first) await first.click();
       await shot(page, `${vp.name}-07-run-details`);
-      await page.click("[data-testid=toggle-details]");
+      await page.click("[data-testid=close-details]");
       await page.waitForSelector("[data-testid=run-details]", { state: "detached" });
 
       env.ollama.enqueue(inBandError());
@@ -94,9 +99,9 @@ for (const vp of VIEWPORTS) {
         },
       );
       await shot(page, `${vp.name}-08-failed-turn`);
-      await page.emulateMedia({ colorScheme: "dark" });
+      await scheme(page, "dark");
       await shot(page, `${vp.name}-08-failed-turn-dark`);
-      await page.emulateMedia({ colorScheme: "light" });
+      await scheme(page, "light");
       assertEquals(errors.filter((e) => /Content Security Policy|pageerror/.test(e)), []);
     } finally {
       await env.close();

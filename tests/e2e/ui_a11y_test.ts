@@ -54,3 +54,54 @@ Deno.test("buttons have types and names, controls have labels, and focus is visi
     await env.close();
   }
 });
+
+Deno.test("keyboard focus rings inside scrolling lists are drawn where they are not clipped", async () => {
+  const env = await startUiEnv();
+  try {
+    const { page, errors } = await openLoggedIn(env);
+    await createAgent(page, "Rings");
+    await createConversation(page);
+    env.ollama.enqueue(text("Fine."));
+    await send(page, "hello");
+    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 20_000 });
+    await page.click("[data-testid=toggle-details]");
+    await page.waitForSelector("[data-testid=timeline-event]");
+    await page.fill("[data-testid=composer-input]", "/");
+    await page.waitForSelector("[data-testid=command-help] .command-item");
+
+    const clipped: string[] = [];
+    for (
+      const sel of [
+        "[data-testid=conversation-item]",
+        "[data-testid=conversation-menu]",
+        "[data-testid=timeline-event]",
+        "[data-testid=command-help] .command-item",
+      ]
+    ) {
+      await page.keyboard.press("Shift"); // a key press makes the next focus :focus-visible
+      await page.focus(sel);
+      const r = await page.evaluate((s) => {
+        const el = document.activeElement as HTMLElement;
+        if (!el.matches(":focus-visible")) return `${s}: not focus-visible`;
+        const cs = getComputedStyle(el);
+        const ring = parseFloat(cs.outlineOffset) + parseFloat(cs.outlineWidth);
+        if (cs.outlineStyle === "none" || parseFloat(cs.outlineWidth) === 0) return `${s}: no ring`;
+        const box = el.getBoundingClientRect();
+        for (let a = el.parentElement; a; a = a.parentElement) {
+          const o = getComputedStyle(a);
+          if (o.overflowX === "visible" && o.overflowY === "visible") continue;
+          const c = a.getBoundingClientRect();
+          const out = box.left - ring < c.left - 0.5 || box.right + ring > c.right + 0.5 ||
+            box.top - ring < c.top - 0.5 || box.bottom + ring > c.bottom + 0.5;
+          return out ? `${s}: ring clipped by .${a.className.split(" ")[0]}` : null;
+        }
+        return null;
+      }, sel);
+      if (r) clipped.push(r);
+    }
+    assertEquals(clipped, []);
+    assertEquals(errors, []);
+  } finally {
+    await env.close();
+  }
+});

@@ -24,7 +24,33 @@ const TEXT: Record<string, string> = {
   schema_violation: "The request was refused as malformed.",
   not_found: "Not found.",
   network_error: "The server cannot be reached.",
+  // Why a Turn ended without an answer (shown in its terminal summary).
+  model_first_frame_timeout: "The model did not start answering in time.",
+  model_stream_idle_timeout: "The model stopped sending in the middle of its answer.",
+  model_turn_deadline: "The answer took longer than a turn may take.",
+  model_transport_timeout: "The connection to the model timed out.",
+  model_temporarily_unhealthy: "The model is temporarily unhealthy. Try again shortly.",
+  model_protocol_error: "The model's reply could not be understood.",
+  model_provider_error: "The model reported an error while answering.",
+  model_stream_too_large: "The model's answer was larger than allowed.",
+  model_context_limit: "The conversation no longer fits the model's context window.",
+  model_tool_loop: "The model kept calling tools without finishing.",
+  model_capability_missing: "This model cannot do what the Agent needs (for example tools).",
+  sandbox_unavailable: "The sandbox for running the Agent is not available on this machine.",
+  sandbox_attestation_failed: "The Agent's sandbox could not be verified, so it did not run.",
+  worker_protocol_error: "The Agent's worker broke protocol and was stopped.",
+  worker_crashed: "The Agent's worker stopped unexpectedly.",
+  worker_resource_limit: "The Agent's worker hit a resource limit.",
+  journal_unavailable: "The run's journal could not be written.",
+  run_event_limit: "The run produced more events than allowed.",
+  run_cancelled: "The run was stopped.",
+  run_interrupted: "The run was interrupted (for example by a restart).",
 };
+
+/** Whether `describeError` has a specific sentence for `code`. */
+export function hasDescription(code: string): boolean {
+  return Object.hasOwn(TEXT, code);
+}
 
 export function describeError(code: string): string {
   return TEXT[code] ?? "Something went wrong.";
