@@ -37,6 +37,10 @@ async function runTurn(h: RunHarness, ...scripts: Parameters<typeof h.ollama.enq
   assertEquals(h.ollama.queued, 0, "every scripted response was consumed");
   const replay = await h.api("GET", `/api/agents/${h.agent}/runs/${runId}/replay`);
   assertEquals(replay.status, 200, JSON.stringify(replay.body));
+  const context = await h.api("GET", `/api/agents/${h.agent}/runs/${runId}/context`);
+  const audit = await h.api("GET", `/api/agents/${h.agent}/runs/${runId}/capability-audit`);
+  const seen = JSON.stringify([frames, replay.body, context.body, audit.body, turn]);
+  assert(!seen.includes(h.server.home), "a Run's events, context or audit hold the home path");
   return { conv, runId, frames, turn, replay: replay.body };
 }
 
