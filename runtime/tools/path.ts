@@ -2,7 +2,10 @@
  * Canonical workspace-relative paths [TL-4]. A model-chosen path is accepted
  * only if it already IS canonical: `/`-separated components, no empty, `.` or
  * `..` component, no leading or trailing slash, no backslash, NUL or control
- * character, ≤ 32 components and ≤ 1024 UTF-8 bytes, valid Unicode. Nothing is
+ * character, no invisible format character (bidi overrides, zero-width) or
+ * line/paragraph separator — those would make the path an operator approves
+ * read differently from the one written — ≤ 32 components and ≤ 1024 UTF-8
+ * bytes, valid Unicode. Nothing is
  * normalised on the model's behalf (a path that would need normalising is
  * refused), so the string the operator approves is the string that is opened.
  *
@@ -30,6 +33,9 @@ function hasControl(s: string): boolean {
   return false;
 }
 
+/** Format characters (Cf: bidi controls, zero-width) and line/paragraph separators. */
+const INVISIBLE = /[\p{Cf}\p{Zl}\p{Zp}]/u;
+
 /** True when `s` contains a lone surrogate (not encodable as UTF-8). */
 function hasLoneSurrogate(s: string): boolean {
   return !s.isWellFormed();
@@ -50,7 +56,9 @@ export function canonicalPath(input: unknown): PathCheck {
   if (hasLoneSurrogate(input)) return { ok: false, code: "path_invalid" };
   const bytes = new TextEncoder().encode(input).length;
   if (bytes > PATH_BYTES_MAX) return { ok: false, code: "path_too_long" };
-  if (hasControl(input) || input.includes("\\")) return { ok: false, code: "path_invalid" };
+  if (hasControl(input) || input.includes("\\") || INVISIBLE.test(input)) {
+    return { ok: false, code: "path_invalid" };
+  }
   if (input.startsWith("/") || input.endsWith("/")) return { ok: false, code: "path_invalid" };
   const components = input.split("/");
   if (components.length > PATH_COMPONENTS_MAX) return { ok: false, code: "path_too_long" };

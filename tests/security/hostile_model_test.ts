@@ -77,6 +77,8 @@ Deno.test("hostile model output cannot escape the workspace, break the stream or
           ["secret-link.txt", "path_symlink"],
           ["hard.txt", "file_hardlinked"],
           ["x".repeat(3000), "tool_invalid_arguments"],
+          ["a\u200Bb.txt", "path_invalid"],
+          ["a\u2028b.txt", "path_invalid"],
           ["\ud800.txt", "tool_invalid_arguments"],
           [{ toString: "../etc" }, "tool_invalid_arguments"],
         ];
@@ -111,6 +113,18 @@ Deno.test("hostile model output cannot escape the workspace, break the stream or
         );
         assertEquals(toolCodes(w.frames), ["path_symlink"]);
         assertEquals([...Deno.readDirSync(outside)].map((e) => e.name), ["secret.txt"]);
+        // A bidi override would make the approval show "reporths.txt" for "report<RLO>txt.sh":
+        // refused before any approval is asked.
+        const spoof = await runTurn(
+          h,
+          scenarios.toolCall([{
+            name: "file__write",
+            arguments: { path: "report\u202Etxt.sh", content: "x" },
+          }]),
+          scenarios.text("ok"),
+        );
+        assert(!spoof.frames.some((f) => f.event === "permission.requested"), "asked for a spoof");
+        assertEquals(toolCodes(spoof.frames), ["path_invalid"]);
         assertEquals(Deno.readTextFileSync(`${outside}/secret.txt`), "outside secret\n");
         // Arguments past the model stream bound fail the Run with its fixed code.
         const huge = await runTurn(
