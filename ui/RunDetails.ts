@@ -15,6 +15,7 @@ import {
   ALL_LANES,
   buildTimeline,
   deriveFacts,
+  kindSegments,
   type Lane,
   LANE_LABELS,
   LANES,
@@ -171,8 +172,9 @@ export function RunDetails({ api, agentId, runId, live, onClose }: RunDetailsPro
                 <span class="tl-label"
                   title=${r.event.kind}><span class="tl-seq">${r.event.seq >= 0
                     ? `#${r.event.seq}`
-                    : "·"}</span> ${r.event
-                    .kind}</span>
+                    : "·"}</span> ${kindSegments(r.event.kind).map((part, i) =>
+                      html`${i > 0 && html`<wbr />`}${part}`
+                    )}</span>
               </button>
             `
           )}

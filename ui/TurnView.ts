@@ -86,7 +86,9 @@ export function TurnView(
                 ${turn.code && html`<code class="pill">${turn.code}</code>`}
               </div>
               ${turn.code && hasDescription(turn.code) &&
-                html`<p class="terminal-text">${describeError(turn.code)}</p>`}
+                html`<p class="terminal-text" data-testid="turn-terminal-text">${
+                  describeError(turn.code)
+                }</p>`}
               <div class="terminal-meta">
                 ${turn.stage && html`<span>stage ${turn.stage}</span>`}
                 ${turnDuration(turn) !== null &&

@@ -113,6 +113,9 @@ Deno.test("a failed turn shows its safe code, stage and duration, and never a pa
     assertMatch(summary, /Failed/);
     assertMatch(summary, /model_[a-z_]+/);
     assertMatch(summary, /stage \S+/);
+    // The code is explained in plain words, not only shown.
+    const why = await page.textContent("[data-testid=turn-terminal-text]") ?? "";
+    assertMatch(why, /^The model .+\.$/);
     assertEquals(await page.$("[data-testid=assistant-markdown]"), null);
     assertEquals(errors, []);
   } finally {

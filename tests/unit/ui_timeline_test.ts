@@ -1,6 +1,13 @@
 /** [UI-3] the Run details timeline model: lanes, seq order, filters, derived facts, stepping. */
 import { assertEquals } from "../helpers/assert.ts";
-import { ALL_LANES, buildTimeline, deriveFacts, laneOf, stepIndex } from "../../ui/lib/timeline.ts";
+import {
+  ALL_LANES,
+  buildTimeline,
+  deriveFacts,
+  kindSegments,
+  laneOf,
+  stepIndex,
+} from "../../ui/lib/timeline.ts";
 import type { EventEnvelope } from "../../ui/lib/types.ts";
 
 function ev(seq: number, kind: string, ms = seq * 100): EventEnvelope {
@@ -86,4 +93,15 @@ Deno.test("stream control events without a seq sort around the journal and are b
     "run.completed",
     "stream.snapshot",
   ]);
+});
+
+Deno.test("event kinds split after each dot so they wrap between words", () => {
+  assertEquals(kindSegments("model.transport.attempt.finished"), [
+    "model.",
+    "transport.",
+    "attempt.",
+    "finished",
+  ]);
+  assertEquals(kindSegments("run.started").join(""), "run.started");
+  assertEquals(kindSegments("plain"), ["plain"]);
 });

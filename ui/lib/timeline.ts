@@ -121,3 +121,11 @@ export function stepIndex(current: number, delta: number, length: number): numbe
   if (current < 0) return delta > 0 ? 0 : length - 1;
   return Math.min(length - 1, Math.max(0, current + delta));
 }
+
+/**
+ * An event kind cut after each dot ("model.", "transport.", …) so a narrow
+ * timeline wraps it between words instead of mid-word.
+ */
+export function kindSegments(kind: string): string[] {
+  return kind.split(/(?<=\.)/);
+}
