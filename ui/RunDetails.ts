@@ -121,7 +121,10 @@ export function RunDetails({ api, agentId, runId, live, onClose }: RunDetailsPro
         </div>
       </header>
       ${!runId &&
-        html`<p class="empty">Select "Run details" under an answer to inspect its run.</p>`}
+        html`
+          <p
+            class="empty">No run to show yet. Send a message, then choose "Run details" under its answer to inspect that run.</p>
+        `}
       ${runId && html`
         <div class="timeline-controls" role="toolbar" aria-label="Timeline controls">
           <button type="button" class="icon-btn" aria-label="Previous event"

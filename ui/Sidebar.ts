@@ -93,7 +93,8 @@ export function Sidebar(p: SidebarProps) {
             .onCreateConversation}><${Icon} name="plus" /></button>
       </div>
       <ul class="conv-list" data-testid="conversation-list">
-        ${p.conversations.length === 0 && html`<li class="empty small">No conversations yet.</li>`}
+        ${p.conversations.length === 0 &&
+          html`<li class="empty small">No conversations yet: your first message starts one.</li>`}
         ${p.conversations.map((c) =>
           html`
             <li class=${`conv-item ${c.id === p.conversationId ? "active" : ""}`}>
