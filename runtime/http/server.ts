@@ -75,7 +75,10 @@ export function createHandler(
     const isApi = url.pathname.startsWith("/api/") || url.pathname === "/health";
     const tcp = info.remoteAddr.transport === "tcp" ? info.remoteAddr as Deno.NetAddr : null;
     // The TCP peer only (through the guard: the guard's client); never a header [GW-1].
-    const guardedPeer = tcp && opts.peers ? opts.peers.peerOf(tcp.port) : null;
+    // The guard always dials from 127.0.0.1; a relay is known by its source port, so a
+    // process binding that same port on another loopback address must not match.
+    const fromGuardAddr = tcp !== null && tcp.hostname === "127.0.0.1";
+    const guardedPeer = fromGuardAddr && opts.peers ? opts.peers.peerOf(tcp.port) : null;
     // SECURITY: behind a guard, a connection the guard did not open (a local process
     // dialling the internal loopback port directly) would bypass the connection cap
     // and idle timeout: refuse it before anything else runs.
