@@ -246,6 +246,11 @@ Deno.test("hostile bodies, cursors and resume ids are refused with fixed codes",
           assertEquals(end, "run.completed", id.slice(0, 20));
           assertEquals(frames.filter((f) => f.event === "run.started").length, 1, id.slice(0, 20));
         }
+        // Well-formed ids past the end close at once: nothing is invented or repeated.
+        const beyond = await readSse(h, run1, { lastEventId: "9999999", timeoutMs: 3000 });
+        assertEquals(beyond, []);
+        const durable = await readSse(h, run1, { lastEventId: "d9999", timeoutMs: 3000 });
+        assertEquals(durable.map((f) => f.event), ["stream.gap", "stream.snapshot"]);
       },
     );
   } finally {
