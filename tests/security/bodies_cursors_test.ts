@@ -201,6 +201,10 @@ Deno.test("hostile bodies, cursors and resume ids are refused with fixed codes",
       const other = await newConversation(h);
       const cross = await h.api("GET", `/api/agents/${h.agent}/sessions/${other}?before=${cursor}`);
       assertEquals([cross.status, codeOf(cross)], [400, "invalid_session_cursor"]);
+      const b = (await h.api("POST", "/api/agents", { name: "cursor b" })).body.agent.id;
+      const bConv = (await h.api("POST", `/api/agents/${b}/sessions`, {})).body.session.id;
+      const crossAgent = await h.api("GET", `/api/agents/${b}/sessions/${bConv}?before=${cursor}`);
+      assertEquals([crossAgent.status, codeOf(crossAgent)], [400, "invalid_session_cursor"]);
       const [p, mac] = cursor.split(".");
       const flipped = `${p}.${mac[0] === "A" ? "B" : "A"}${mac.slice(1)}`;
       const forged = await h.api(
