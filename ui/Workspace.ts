@@ -1,10 +1,11 @@
 /**
- * The signed-in workspace [UI-1..6]: owns the page state (Agents,
- * Conversations, the open Conversation's Turn page, models, context
- * projection, approvals, dialogs, errors) and wires the Sidebar, ChatView,
- * Composer and RunDetails together. Data access goes through `lib/endpoints`
- * and live Runs through one RunStore, so switching Conversations keeps every
- * live Run, draft and model choice.
+ * The signed-in workspace [UI-1..6]: composes where the operator is
+ * (`useNavigation`), the open Conversation (`useConversation`), the composer's
+ * per-Conversation or per-Agent draft, approvals (durable list + Run streams),
+ * models, dialogs and errors, and lays out Sidebar, TopBar, MainPane and
+ * RunDetails. Data access goes through `lib/endpoints` and live Runs through
+ * one RunStore, so switching Conversations keeps every live Run, draft and
+ * model choice.
  */
 import { html } from "htm/preact";
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
@@ -22,19 +23,17 @@ import { agentDraftKey, startFirstTurn } from "./lib/first_turn.ts";
 import { autoTitle, DEFAULT_TITLE } from "./lib/format.ts";
 import { agentActions, conversationActions, type DialogRequest } from "./lib/management.ts";
 import { describeError } from "./lib/messages.ts";
-import { formatPlace, parsePlace } from "./lib/route.ts";
 import { admittedTurn, effectAction, runBody } from "./lib/commands.ts";
 import { createRunStore, type RunView } from "./lib/run_store.ts";
 import { createMarkdownRenderer } from "./lib/sanitize.ts";
 import type {
-  Agent,
   CommandDescriptor,
   CommandResult,
-  Conversation,
   ModelProfile,
   PendingPermission,
 } from "./lib/types.ts";
 import { useConversation } from "./lib/use_conversation.ts";
+import { useNavigation } from "./lib/use_navigation.ts";
 
 export interface WorkspaceProps {
   request: Requester;
@@ -48,18 +47,14 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const onTerminalRef = useRef<(v: RunView) => void>(() => {});
   const runs = useMemo(() => createRunStore((v) => onTerminalRef.current(v)), []);
 
-  const initial = useMemo(() => parsePlace(location.hash), []);
-  const [agents, setAgents] = useState<Agent[]>([]);
-  const [agentId, setAgentId] = useState<string | null>(null);
-  const [conversations, setConversations] = useState<Conversation[]>([]);
-  const [convId, setConvIdState] = useState<string | null>(null);
-  // The Agent the selected Conversation belongs to: after an Agent switch the
-  // old id must never be requested under the new Agent.
-  const convOwner = useRef<string | null>(null);
-  const setConvId = (agent: string | null, id: string | null) => {
-    convOwner.current = id === null ? null : agent;
-    setConvIdState(id);
-  };
+  const fail = useCallback((err: unknown) => {
+    const code = err instanceof TypeError ? "network_error" : errorCode(err);
+    // A 401 already sends the app back to the login page (api.ts onUnauthorized).
+    if (code === "unauthorized") return;
+    setError({ message: describeError(code), code });
+  }, []);
+  const nav = useNavigation(api, fail);
+  const { agents, agentId, conversations, convId, loadAgents, loadConversations } = nav;
   const [models, setModels] = useState<ModelProfile[]>([]);
   const [health, setHealth] = useState<{ model: string; reason: string | null } | null>(null);
   const [commands, setCommands] = useState<CommandDescriptor[]>([]);
@@ -77,7 +72,6 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const [prefsBox, setPrefsBox] = useState(() => ({ key: "", prefs: drafts.get("") }));
   /** Draft key of the composer: the open Conversation, or the Agent's empty state. */
   const draftKey = convId ?? (agentId ? agentDraftKey(agentId) : "");
-  const open = convId !== null && convOwner.current === agentId;
   // Read in render, so a switch never shows (or edits) the previous composer's draft.
   const prefs = prefsBox.key === draftKey ? prefsBox.prefs : drafts.get(draftKey);
   const conversation = useConversation(
@@ -85,9 +79,9 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     runs,
     agentId,
     convId,
-    open,
+    nav.open,
     (c) => drafts.get(c).modelId,
-    (err) => fail(err),
+    fail,
   );
 
   useEffect(() => {
@@ -95,59 +89,21 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     return () => (unsubscribe(), runs.closeAll());
   }, [runs]);
 
-  const fail = useCallback((err: unknown) => {
-    const code = err instanceof TypeError ? "network_error" : errorCode(err);
-    // A 401 already sends the app back to the login page (api.ts onUnauthorized).
-    if (code === "unauthorized") return;
-    setError({ message: describeError(code), code });
-  }, []);
-
   const refreshHealth = useCallback(() => {
     api.health().then(setHealth, fail);
     api.listModels().then(setModels, () => setModels([]));
   }, [api, fail]);
 
-  // ── Agents ────────────────────────────────────────────────────────────────
-  const loadAgents = useCallback(async (prefer?: string | null) => {
-    const list = await api.listAgents();
-    setAgents(list);
-    const pick = list.find((a) => a.id === prefer) ?? list.find((a) => a.id === agentId) ??
-      list.find((a) => !a.system) ?? list[0] ?? null;
-    setAgentId(pick ? pick.id : null);
-  }, [api, agentId]);
+  useEffect(() => refreshHealth(), []);
 
-  useEffect(() => {
-    loadAgents(initial.agentId).catch(fail);
-    refreshHealth();
-  }, []);
-
-  // ── Conversations of the Agent ───────────────────────────────────────────
-  const loadConversations = useCallback(async (agent: string, prefer?: string | null) => {
-    const list = await api.listConversations(agent);
-    setConversations(list);
-    setConvIdState((cur) => {
-      const want = prefer ?? (convOwner.current === agent ? cur : null);
-      const next = list.find((c) => c.id === want)?.id ?? list[0]?.id ?? null;
-      convOwner.current = next === null ? null : agent;
-      return next;
-    });
-  }, [api]);
-
+  // Per Agent: its commands and, once, its durable pending approvals.
   useEffect(() => {
     if (!agentId) return;
-    setConversations([]);
-    setConvId(null, null);
     setCommandResult(null);
-    loadConversations(agentId, agentId === initial.agentId ? initial.conversationId : null)
-      .catch(fail);
     api.listCommands(agentId).then(setCommands, () => setCommands([]));
     setDecided(new Set());
     api.listPermissions(agentId).then(setPermissions, () => setPermissions([]));
   }, [agentId]);
-
-  useEffect(() => {
-    history.replaceState(null, "", formatPlace({ agentId, conversationId: convId }) || "#");
-  }, [agentId, convId]);
 
   useEffect(() => {
     setCommandResult(null);
@@ -200,7 +156,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const setDraft = (draft: string) => patchPrefs({ draft });
 
   const selectConversation = (id: string) => {
-    setConvId(agentId, id);
+    nav.selectConversation(id);
     setNavOpen(false);
   };
 
@@ -320,7 +276,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
       <div class="nav-scrim" onClick=${() => setNavOpen(false)} aria-hidden="true"></div>
       <${Sidebar} agents=${agents} agentId=${agentId} conversations=${conversations}
         conversationId=${convId} busyConversations=${busyConversations}
-        onSelectAgent=${(id: string) => setAgentId(id)} onCreateAgent=${agentDialogs.create}
+        onSelectAgent=${nav.selectAgent} onCreateAgent=${agentDialogs.create}
         onRenameAgent=${agentDialogs.rename} onRebuildAgent=${agentDialogs.rebuild}
         onDeleteAgent=${agentDialogs.remove} onSelectConversation=${selectConversation}
         onCreateConversation=${createConversation} onRenameConversation=${convDialogs.rename}
