@@ -176,14 +176,30 @@ export function createGateway(opts: GatewayOptions): WebGateway {
       if (sessionId === null || res.body === null) return;
       const type = res.headers.get("content-type") ?? "";
       if (!type.startsWith("text/event-stream")) return;
-      const signal = sessions.get(sessionId)?.ended;
-      if (!signal) return;
-      // A long-lived stream ends the moment its session does: aborting the
-      // pipe cancels the handler's source and errors what the client reads.
+      const ended = sessions.get(sessionId)?.ended;
+      if (!ended) return;
+      // A long-lived stream ends the moment its session does (logout, rotation)
+      // *or expires*: expiry is otherwise only noticed on the next lookup, so a
+      // timer re-checks the session when it would expire (re-armed when the
+      // session was refreshed meanwhile). Aborting the pipe cancels the
+      // handler's source and errors what the client reads.
+      const stop = new AbortController();
+      const onEnded = () => stop.abort();
+      ended.addEventListener("abort", onEnded, { once: true });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const arm = () => {
+        const live = sessions.get(sessionId); // null once expired (and ends it)
+        if (live === null) return stop.abort();
+        timer = setTimeout(arm, Math.max(0, sessions.expiresAt(live) - Date.now()) + 1);
+      };
+      arm();
       const cut = new TransformStream<Uint8Array, Uint8Array>();
-      res.body.pipeTo(cut.writable, { signal }).catch(() => {
+      res.body.pipeTo(cut.writable, { signal: stop.signal }).catch(() => {
         // The pipe ends early when the client leaves or the session ends; both
         // have already closed the client's side, so nothing is left to do.
+      }).finally(() => {
+        clearTimeout(timer);
+        ended.removeEventListener("abort", onEnded);
       });
       return new Response(cut.readable, { status: res.status, headers: res.headers });
     },

@@ -11,6 +11,7 @@ import { createGateway, type WebGateway } from "../../runtime/http/gateway.ts";
 import { SECURITY_HEADERS } from "../../runtime/http/headers.ts";
 import type { Route } from "../../runtime/http/router.ts";
 import { type RunningServer, startServer } from "../../runtime/http/server.ts";
+import { createSessionStore, type SessionStore } from "../../runtime/http/sessions.ts";
 import { MAX_CONCURRENT_CONNECTIONS } from "../../runtime/limits.ts";
 import type { LogFields, Logger } from "../../runtime/log.ts";
 import { writeToken } from "../../runtime/secrets/bootstrap_token.ts";
@@ -71,11 +72,11 @@ const TEST_ROUTES: Route[] = [
   { method: "GET", path: "/api/test/public-stream", auth: "none", handler: () => openStream() },
 ];
 
-async function startHarness(): Promise<Harness> {
+async function startHarness(sessions?: SessionStore): Promise<Harness> {
   const home = makeTempHome();
   const lines: string[] = [];
   const log = memoryLogger(lines);
-  const gateway = createGateway({ root: home, log });
+  const gateway = createGateway({ root: home, log, sessions });
   const server = await startServer({
     hostname: "127.0.0.1",
     port: 0,
@@ -255,6 +256,24 @@ Deno.test("a session's open event stream ends at once on logout, and stays open 
     assertEquals(out.status, 200);
     await out.body?.cancel();
     assertEquals(await readUntilEnd(stream, 3000), "ended");
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a session's open event stream ends when the session expires, with no other request", async () => {
+  // Real clock, short absolute lifetime: nothing but the stream's own timer notices the expiry.
+  const h = await startHarness(createSessionStore({ absoluteMs: 700 }));
+  try {
+    const s = await login({ url: h.url, origin: h.url, home: h.home });
+    const stream = await fetch(`${h.url}/api/test/stream`, { headers: { cookie: s.cookie } });
+    assertEquals(stream.status, 200);
+    const started = Date.now();
+    assertEquals(await readUntilEnd(stream, 5000), "ended");
+    assert(Date.now() - started >= 400, "not cut before the session expired");
+    const after = await fetch(`${h.url}/api/test/stream`, { headers: { cookie: s.cookie } });
+    assertEquals(after.status, 401);
+    await after.body?.cancel();
   } finally {
     await h.close();
   }
