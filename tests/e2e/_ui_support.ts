@@ -111,3 +111,25 @@ export async function turnCount(page: Page): Promise<number> {
 }
 
 export { watchPageErrors };
+
+/**
+ * Waits until the newest Turn reaches a terminal state and asserts it completed.
+ * Fails fast with the Turn's safe summary (code, stage) when it ended otherwise,
+ * so a failure under load says why rather than timing out. The bound is
+ * generous because CI runs the browser suites in parallel on two cores.
+ */
+export async function waitForCompletedTurn(page: Page, timeout = 45_000): Promise<void> {
+  const handle = await page.waitForFunction(
+    () => {
+      const turns = document.querySelectorAll("[data-testid=turn]");
+      const last = turns[turns.length - 1];
+      const state = last?.getAttribute("data-state") ?? "";
+      if (!["completed", "failed", "cancelled", "interrupted"].includes(state)) return null;
+      return { state, text: (last.textContent ?? "").slice(0, 400) };
+    },
+    undefined,
+    { timeout },
+  );
+  const last = await handle.jsonValue() as { state: string; text: string };
+  if (last.state !== "completed") throw new Error(`the Turn ended ${last.state}: ${last.text}`);
+}

@@ -6,7 +6,14 @@
  */
 import { assertEquals } from "../helpers/assert.ts";
 import { text } from "../../tools/fake_ollama/scenarios.ts";
-import { createAgent, createConversation, openLoggedIn, send, startUiEnv } from "./_ui_support.ts";
+import {
+  createAgent,
+  createConversation,
+  openLoggedIn,
+  send,
+  startUiEnv,
+  waitForCompletedTurn,
+} from "./_ui_support.ts";
 
 Deno.test("buttons have types and names, controls have labels, and focus is visible", async () => {
   const env = await startUiEnv();
@@ -63,7 +70,7 @@ Deno.test("keyboard focus rings inside scrolling lists are drawn where they are 
     await createConversation(page);
     env.ollama.enqueue(text("Fine."));
     await send(page, "hello");
-    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 20_000 });
+    await waitForCompletedTurn(page);
     await page.click("[data-testid=toggle-details]");
     await page.waitForSelector("[data-testid=timeline-event]");
     await page.fill("[data-testid=composer-input]", "/");

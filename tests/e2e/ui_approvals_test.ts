@@ -6,7 +6,14 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { screenshotDir } from "../helpers/browser.ts";
 import { text, toolCall } from "../../tools/fake_ollama/scenarios.ts";
-import { createAgent, createConversation, openLoggedIn, send, startUiEnv } from "./_ui_support.ts";
+import {
+  createAgent,
+  createConversation,
+  openLoggedIn,
+  send,
+  startUiEnv,
+  waitForCompletedTurn,
+} from "./_ui_support.ts";
 
 function exists(path: string): boolean {
   try {
@@ -41,7 +48,7 @@ Deno.test("an inline approval card gates a file write: approve commits, deny ref
     assertEquals(exists(`${ws}/notes.md`), false, "nothing written before approval");
     await page.screenshot({ path: `${screenshotDir()}desktop-08-approval.png` });
     await page.click("[data-testid=approval] >> text=Approve");
-    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 20_000 });
+    await waitForCompletedTurn(page);
     assertEquals(Deno.readTextFileSync(`${ws}/notes.md`), "hello from the UI\n");
     await page.waitForSelector("[data-testid=approval]", { state: "detached" });
 
@@ -96,7 +103,7 @@ Deno.test("approvals come from the run stream: no polling, and a decision made e
     await other.page.goto(page.url());
     await other.page.click("[data-testid=approval] >> text=Approve", { timeout: 10_000 });
     await page.waitForSelector("[data-testid=approval]", { state: "detached", timeout: 5_000 });
-    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 20_000 });
+    await waitForCompletedTurn(page);
     assertEquals(listReads.length, readsAtCard + 1, "cleared without another list read");
     assertEquals(errors, []);
     assertEquals(other.errors, []);

@@ -13,6 +13,7 @@ import {
   send,
   startUiEnv,
   turnCount,
+  waitForCompletedTurn,
 } from "./_ui_support.ts";
 
 const ANSWER = [
@@ -57,7 +58,7 @@ Deno.test("an operator logs in, creates an agent and a conversation, and watches
     assertEquals(await page.$("[data-testid=live-text] strong"), null, "deltas are not Markdown");
 
     // Completed: sanitized Markdown with structure, a code block with a copy button, safe link.
-    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 20_000 });
+    await waitForCompletedTurn(page);
     const md = "[data-testid=assistant-markdown]";
     assertEquals(await page.textContent(`${md} strong`), "bold");
     assertEquals(await page.$$eval(`${md} li`, (els) => els.map((e) => e.textContent)), [

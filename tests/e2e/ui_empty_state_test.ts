@@ -8,7 +8,13 @@ import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { screenshotDir } from "../helpers/browser.ts";
 import type { Page } from "../helpers/browser.ts";
 import { text } from "../../tools/fake_ollama/scenarios.ts";
-import { createAgent, openLoggedIn, startUiEnv, turnCount } from "./_ui_support.ts";
+import {
+  createAgent,
+  openLoggedIn,
+  startUiEnv,
+  turnCount,
+  waitForCompletedTurn,
+} from "./_ui_support.ts";
 
 async function switchAgent(page: Page, name: string): Promise<void> {
   await page.selectOption("[data-testid=agent-switcher]", { label: name });
@@ -57,7 +63,7 @@ Deno.test("the empty state takes a message at once and keeps a draft per agent",
     const message = "Plan a three-day\ttrip to Lisbon";
     await page.fill("[data-testid=composer-input]", message);
     await page.press("[data-testid=composer-input]", "Enter");
-    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 20_000 });
+    await waitForCompletedTurn(page);
     const item = await page.waitForSelector("[data-testid=conversation-item]");
     assertMatch(await item.textContent() ?? "", /Plan a three-day trip to Lisbon/);
     assertMatch(await page.evaluate(() => location.hash), /^#\/a\/[^/]+\/c\/[^/]+$/);

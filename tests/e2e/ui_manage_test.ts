@@ -8,7 +8,14 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { text } from "../../tools/fake_ollama/scenarios.ts";
 import type { Page } from "../helpers/browser.ts";
-import { createAgent, createConversation, openLoggedIn, send, startUiEnv } from "./_ui_support.ts";
+import {
+  createAgent,
+  createConversation,
+  openLoggedIn,
+  send,
+  startUiEnv,
+  waitForCompletedTurn,
+} from "./_ui_support.ts";
 
 async function confirmDialog(page: Page, value?: string) {
   await page.waitForSelector("dialog[open]");
@@ -62,7 +69,7 @@ Deno.test("agents and conversations are managed through dialogs and an unclipped
     await createConversation(page);
     env.ollama.enqueue(text("First answer.", { frameDelayMs: 1 }));
     await send(page, "first question");
-    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 20_000 });
+    await waitForCompletedTurn(page);
     await page.fill("[data-testid=composer-input]", "draft for one");
     await page.click("[data-testid=new-conversation]");
     await page.waitForSelector("[data-testid=empty-chat]");

@@ -12,6 +12,7 @@ import {
   openLoggedIn,
   send,
   startUiEnv,
+  waitForCompletedTurn,
 } from "./_ui_support.ts";
 
 function inViewport(page: Page, selector: string) {
@@ -30,7 +31,7 @@ Deno.test("on a narrow screen nav and run details are mutually exclusive overlay
     await createConversation(page);
     env.ollama.enqueue(text("Small screen, **fine** answer.", { frameDelayMs: 5 }));
     await send(page, "hello from a phone");
-    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 20_000 });
+    await waitForCompletedTurn(page);
     assertEquals(await page.textContent("[data-testid=assistant-markdown] strong"), "fine");
     assert(
       await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth),

@@ -6,7 +6,14 @@
  */
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
 import { inBandError, text } from "../../tools/fake_ollama/scenarios.ts";
-import { createAgent, createConversation, openLoggedIn, send, startUiEnv } from "./_ui_support.ts";
+import {
+  createAgent,
+  createConversation,
+  openLoggedIn,
+  send,
+  startUiEnv,
+  waitForCompletedTurn,
+} from "./_ui_support.ts";
 
 const SLOW = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
 
@@ -88,7 +95,7 @@ Deno.test("reloading the page during a run re-attaches to it and shows the finis
     await page.waitForFunction(() =>
       (document.querySelector("[data-testid=live-text]")?.textContent ?? "").length > 0
     );
-    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 30_000 });
+    await waitForCompletedTurn(page);
     assertEquals(await page.textContent("[data-testid=assistant-markdown] strong"), "end");
     assertEquals(await page.textContent("[data-testid=user-message]"), "stream while I reload");
     assertEquals(errors, []);

@@ -6,7 +6,14 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { text } from "../../tools/fake_ollama/scenarios.ts";
 import type { Page } from "../helpers/browser.ts";
-import { createAgent, createConversation, openLoggedIn, send, startUiEnv } from "./_ui_support.ts";
+import {
+  createAgent,
+  createConversation,
+  openLoggedIn,
+  send,
+  startUiEnv,
+  waitForCompletedTurn,
+} from "./_ui_support.ts";
 
 const LONG = Array.from(
   { length: 60 },
@@ -61,7 +68,7 @@ Deno.test("autoscroll pauses when the operator scrolls up and resumes with Back 
 
     // Back to latest returns to the bottom and follows again to the end.
     await page.click("[data-testid=back-to-latest]");
-    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 30_000 });
+    await waitForCompletedTurn(page);
     await page.waitForTimeout(500);
     m = await metrics(page);
     assert(m.scrollHeight - (m.top + m.height) < 60, `back at bottom: ${JSON.stringify(m)}`);

@@ -7,7 +7,14 @@
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { text } from "../../tools/fake_ollama/scenarios.ts";
-import { createAgent, createConversation, openLoggedIn, send, startUiEnv } from "./_ui_support.ts";
+import {
+  createAgent,
+  createConversation,
+  openLoggedIn,
+  send,
+  startUiEnv,
+  waitForCompletedTurn,
+} from "./_ui_support.ts";
 
 Deno.test("XSS payloads in user and assistant text stay inert: no script runs and nothing loads", async () => {
   let trackerHits = 0;
@@ -47,7 +54,7 @@ Deno.test("XSS payloads in user and assistant text stay inert: no script runs an
     await createConversation(page);
     env.ollama.enqueue(text(answer, { frameDelayMs: 5 }));
     await send(page, userPayload);
-    await page.waitForSelector("[data-testid=turn][data-state=completed]", { timeout: 20_000 });
+    await waitForCompletedTurn(page);
     // Give any smuggled loader a chance to fire.
     await page.waitForTimeout(300);
 
