@@ -220,6 +220,16 @@ export function pageTurns(
 export const PAGE_TURNS_SQL = `SELECT ${TURN_COLS} FROM turns WHERE conversation_id = ? ` +
   "AND seq < ? ORDER BY seq DESC LIMIT ?";
 
+/** What a new Turn needs: the revision CAS input, ids and the user message. */
+export interface BeginTurnInput {
+  conversationId: string;
+  expectedRevision: number;
+  turnId: string;
+  runId: string | null;
+  userMessage: string;
+  now: number;
+}
+
 /**
  * Accepts a new Turn as `running` [CV-2]: the Conversation's revision must
  * still equal `expectedRevision` (the revision the caller compiled history
@@ -227,14 +237,7 @@ export const PAGE_TURNS_SQL = `SELECT ${TURN_COLS} FROM turns WHERE conversation
  */
 export function beginTurn(
   db: DatabaseSync,
-  t: {
-    conversationId: string;
-    expectedRevision: number;
-    turnId: string;
-    runId: string | null;
-    userMessage: string;
-    now: number;
-  },
+  t: BeginTurnInput,
 ): { result: MutationResult; seq?: number; revision?: number } {
   return transaction(db, () => beginTurnInTransaction(db, t));
 }
@@ -242,14 +245,7 @@ export function beginTurn(
 /** As `beginTurn`, for callers that already hold a transaction (Turn + run.started). */
 export function beginTurnInTransaction(
   db: DatabaseSync,
-  t: {
-    conversationId: string;
-    expectedRevision: number;
-    turnId: string;
-    runId: string | null;
-    userMessage: string;
-    now: number;
-  },
+  t: BeginTurnInput,
 ): { result: MutationResult; seq?: number; revision?: number } {
   {
     const conv = getConversation(db, t.conversationId);
