@@ -2,12 +2,9 @@
  * Minimal, strict argv parsing for sub-commands: known `--flag value` and
  * `--switch` options only; anything else is a usage error.
  */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
-}
+import { UsageError } from "../usage_error.ts";
+
+export { UsageError };
 
 export interface ParsedArgs {
   flags: Record<string, string>;

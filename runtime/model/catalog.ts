@@ -10,7 +10,7 @@
  * and never follows redirects or proxies); the policies are frozen values.
  */
 import { createHash } from "node:crypto";
-import { UsageError } from "../cli/args.ts";
+import { UsageError } from "../usage_error.ts";
 import {
   CIRCUIT_OPEN_MS,
   DEFAULT_MODEL,
