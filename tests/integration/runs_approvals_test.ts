@@ -32,29 +32,29 @@ Deno.test("approvals gate file/write inside a Run", async (t) => {
   const h = await startRunHarness();
   try {
     await t.step("an approved replace commits after a read receipt of the same Run", async () => {
-      Deno.writeTextFileSync(`${workspace(h)}/todo.txt`, "old line\n", { mode: 0o600 });
+      Deno.writeTextFileSync(`${workspace(h)}/tasks.txt`, "old line\n", { mode: 0o600 });
       const conv = await newConversation(h);
       h.ollama.enqueue(
-        scenarios.toolCall([{ name: "file__read_text", arguments: { path: "todo.txt" } }]),
+        scenarios.toolCall([{ name: "file__read_text", arguments: { path: "tasks.txt" } }]),
         scenarios.toolCall([{
           name: "file__write",
-          arguments: { path: "todo.txt", content: "new line\n" },
+          arguments: { path: "tasks.txt", content: "new line\n" },
         }]),
         scenarios.text("Updated."),
       );
-      const r = await submit(h, conv, "rewrite todo.txt");
+      const r = await submit(h, conv, "rewrite tasks.txt");
       const id = await pendingId(h, r.body.run_id);
       const list = await h.api("GET", `/api/agents/${h.agent}/permissions`);
       assertEquals(list.body.pending.map((p: { id: string }) => p.id), [id]);
       assert(list.body.pending[0].preview.includes("+new line"), list.body.pending[0].preview);
-      assertEquals(Deno.readTextFileSync(`${workspace(h)}/todo.txt`), "old line\n");
+      assertEquals(Deno.readTextFileSync(`${workspace(h)}/tasks.txt`), "old line\n");
       const d = await h.api("POST", `/api/agents/${h.agent}/permissions/${id}`, {
         decision: "approve",
       });
       assertEquals(d.body, { id, state: "approved" });
       const frames = await readSse(h, r.body.run_id);
       assertEquals(frames.at(-1)!.event, "run.completed");
-      assertEquals(Deno.readTextFileSync(`${workspace(h)}/todo.txt`), "new line\n");
+      assertEquals(Deno.readTextFileSync(`${workspace(h)}/tasks.txt`), "new line\n");
       const again = await h.api("POST", `/api/agents/${h.agent}/permissions/${id}`, {
         decision: "deny",
       });
@@ -112,16 +112,16 @@ Deno.test("approvals gate file/write inside a Run", async (t) => {
       h.ollama.enqueue(
         scenarios.toolCall([{
           name: "file__write",
-          arguments: { path: "todo.txt", content: "z" },
+          arguments: { path: "tasks.txt", content: "z" },
         }]),
         scenarios.text("OK."),
       );
-      const r = await submit(h, conv, "overwrite todo.txt blindly");
+      const r = await submit(h, conv, "overwrite tasks.txt blindly");
       const frames = await readSse(h, r.body.run_id);
       assert(!frames.some((f) => f.event === "permission.requested"));
       const done = frames.find((f) => f.event === "tool.call.completed")!;
       assertEquals(done.data.payload.code, "receipt_required");
-      assertEquals(Deno.readTextFileSync(`${workspace(h)}/todo.txt`), "new line\n");
+      assertEquals(Deno.readTextFileSync(`${workspace(h)}/tasks.txt`), "new line\n");
     });
 
     await t.step("cancelling a Run that waits on an approval expires it", async () => {
