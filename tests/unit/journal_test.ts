@@ -1,9 +1,7 @@
 import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
-import { AGENT_MIGRATIONS } from "../../migrations/agent/index.ts";
 import { AppError } from "../../runtime/errors.ts";
 import {
   appendDurable,
-  genesisDigest,
   RunJournal,
   type Staged,
   validateJournal,
@@ -11,35 +9,15 @@ import {
 import { initialState, step } from "../../runtime/events/state_machine.ts";
 import { RUN_EVENTS_MAX } from "../../runtime/limits.ts";
 import type { EventKind } from "../../runtime/protocol/events.ts";
-import { getRun, insertRun, listEvents } from "../../runtime/store/run_store.ts";
-import { type DatabaseSync, openDatabase } from "../../runtime/store/sqlite.ts";
-import { makeTempHome } from "../helpers/home.ts";
+import { getRun, listEvents } from "../../runtime/store/run_store.ts";
+import type { DatabaseSync } from "../../runtime/store/sqlite.ts";
+import { SEED_CONV, SEED_RUN, SEED_TURN, seededRunDb } from "../helpers/run_db.ts";
 
 const AGENT = "44444444-4444-4444-8444-444444444444";
-const CONV = "55555555-5555-4555-8555-555555555555";
-const TURN = "66666666-6666-4666-8666-666666666666";
-const RUN = "77777777-7777-4777-8777-777777777777";
+const CONV = SEED_CONV;
+const TURN = SEED_TURN;
+const RUN = SEED_RUN;
 const D = `sha256:${"a".repeat(64)}`;
-
-function freshDb(): { db: DatabaseSync; home: string } {
-  const home = makeTempHome();
-  const db = openDatabase({ root: home, relative: "state.sqlite", migrations: AGENT_MIGRATIONS });
-  db.prepare("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, 't', 0, 0)")
-    .run(CONV);
-  db.prepare(
-    "INSERT INTO turns (id, conversation_id, seq, state, user_message, created_at) VALUES (?, ?, 1, 'running', 'hi', 0)",
-  ).run(TURN, CONV);
-  insertRun(db, {
-    id: RUN,
-    conversation_id: CONV,
-    turn_id: TURN,
-    model_id: "m",
-    started_summary: "{}",
-    last_digest: genesisDigest(RUN),
-    created_at: 0,
-  });
-  return { db, home };
-}
 
 const started = {
   turn_id: TURN,
@@ -195,7 +173,7 @@ function writeRun(db: DatabaseSync, j: RunJournal): void {
 }
 
 Deno.test("validateJournal(): accepts an untouched journal and rejects every tampering", () => {
-  const { db } = freshDb();
+  const { db } = seededRunDb();
   const j = new RunJournal({ run_id: RUN, agent_id: AGENT, conversation_id: CONV });
   writeRun(db, j);
   const run = getRun(db, RUN)!;
@@ -263,7 +241,7 @@ Deno.test("RunJournal: a single event over 64 KiB is refused with run_event_limi
 });
 
 Deno.test("appendDurable(): a failing transaction leaves the journal head unchanged", () => {
-  const { db } = freshDb();
+  const { db } = seededRunDb();
   const j = new RunJournal({ run_id: RUN, agent_id: AGENT, conversation_id: CONV });
   const s = j.stage("run.started", started);
   throws(() =>

@@ -1,6 +1,4 @@
 import { deepStrictEqual as assertEquals, throws } from "node:assert/strict";
-import { AGENT_MIGRATIONS } from "../../migrations/agent/index.ts";
-import { genesisDigest } from "../../runtime/events/journal.ts";
 import { OPERATION_LEDGER_ROWS_MAX, USAGE_ROWS_PER_RUN_MAX } from "../../runtime/limits.ts";
 import {
   countOperations,
@@ -12,38 +10,14 @@ import {
   trimOperations,
   usageStarted,
 } from "../../runtime/store/run_store.ts";
-import { type DatabaseSync, openDatabase, transaction } from "../../runtime/store/sqlite.ts";
-import { makeTempHome } from "../helpers/home.ts";
+import { transaction } from "../../runtime/store/sqlite.ts";
+import { SEED_CONV, SEED_RUN, seededRunDb } from "../helpers/run_db.ts";
 
-const CONV = "55555555-5555-4555-8555-555555555555";
-const TURN = "66666666-6666-4666-8666-666666666666";
-const RUN = "77777777-7777-4777-8777-777777777777";
-
-function freshDb(): DatabaseSync {
-  const db = openDatabase({
-    root: makeTempHome(),
-    relative: "state.sqlite",
-    migrations: AGENT_MIGRATIONS,
-  });
-  db.prepare("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, 't', 0, 0)")
-    .run(CONV);
-  db.prepare(
-    "INSERT INTO turns (id, conversation_id, seq, state, user_message, created_at) VALUES (?, ?, 1, 'running', 'hi', 0)",
-  ).run(TURN, CONV);
-  insertRun(db, {
-    id: RUN,
-    conversation_id: CONV,
-    turn_id: TURN,
-    model_id: "m",
-    started_summary: "{}",
-    last_digest: genesisDigest(RUN),
-    created_at: 0,
-  });
-  return db;
-}
+const CONV = SEED_CONV;
+const RUN = SEED_RUN;
 
 Deno.test("trimOperations(): the ledger never exceeds 4096 rows and keeps unsettled ones", () => {
-  const db = freshDb();
+  const { db } = seededRunDb();
   transaction(db, () => {
     for (let i = 0; i < OPERATION_LEDGER_ROWS_MAX; i++) {
       const id = crypto.randomUUID();
@@ -74,7 +48,7 @@ Deno.test("trimOperations(): the ledger never exceeds 4096 rows and keeps unsett
 });
 
 Deno.test("usage ledger: a 65th logical call row for one Run is refused by the schema", () => {
-  const db = freshDb();
+  const { db } = seededRunDb();
   for (let call = 1; call <= USAGE_ROWS_PER_RUN_MAX; call++) {
     usageStarted(db, { runId: RUN, call, modelId: "m", scope: "s", estimate: 1, now: 0 });
   }
@@ -92,7 +66,7 @@ Deno.test("usage ledger: a 65th logical call row for one Run is refused by the s
 });
 
 Deno.test("runs_one_active: a second running Run in one Conversation violates the index", () => {
-  const db = freshDb();
+  const { db } = seededRunDb();
   db.prepare(
     "INSERT INTO turns (id, conversation_id, seq, state, user_message, created_at) VALUES (?, ?, 2, 'completed', 'x', 0)",
   ).run("88888888-8888-4888-8888-888888888888", CONV);

@@ -1,0 +1,34 @@
+/**
+ * A real per-Agent state database (temp home, all agent migrations) seeded
+ * with one Conversation, one running Turn and its Run row — the fixture the
+ * journal and run-store unit tests start from.
+ */
+import { AGENT_MIGRATIONS } from "../../migrations/agent/index.ts";
+import { genesisDigest } from "../../runtime/events/journal.ts";
+import { insertRun } from "../../runtime/store/run_store.ts";
+import { type DatabaseSync, openDatabase } from "../../runtime/store/sqlite.ts";
+import { makeTempHome } from "./home.ts";
+
+export const SEED_CONV = "55555555-5555-4555-8555-555555555555";
+export const SEED_TURN = "66666666-6666-4666-8666-666666666666";
+export const SEED_RUN = "77777777-7777-4777-8777-777777777777";
+
+export function seededRunDb(): { db: DatabaseSync; home: string } {
+  const home = makeTempHome();
+  const db = openDatabase({ root: home, relative: "state.sqlite", migrations: AGENT_MIGRATIONS });
+  db.prepare("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, 't', 0, 0)")
+    .run(SEED_CONV);
+  db.prepare(
+    "INSERT INTO turns (id, conversation_id, seq, state, user_message, created_at) VALUES (?, ?, 1, 'running', 'hi', 0)",
+  ).run(SEED_TURN, SEED_CONV);
+  insertRun(db, {
+    id: SEED_RUN,
+    conversation_id: SEED_CONV,
+    turn_id: SEED_TURN,
+    model_id: "m",
+    started_summary: "{}",
+    last_digest: genesisDigest(SEED_RUN),
+    created_at: 0,
+  });
+  return { db, home };
+}
