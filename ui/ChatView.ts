@@ -15,6 +15,8 @@ import type { Turn } from "./lib/types.ts";
 export interface ChatViewProps {
   conversationId: string;
   turns: Turn[];
+  /** False until the first page has arrived: no "Start the conversation" flash meanwhile. */
+  loaded: boolean;
   hasOlder: boolean;
   loadingOlder: boolean;
   runs: RunStore;
@@ -83,7 +85,10 @@ export function ChatView(p: ChatViewProps) {
               </button>
             </div>
           `}
-          ${p.turns.length === 0 && html`
+          ${!p.loaded && p.turns.length === 0 && html`
+            <div class="chat-loading" data-testid="chat-loading" role="status">Loading…</div>
+          `}
+          ${p.loaded && p.turns.length === 0 && html`
             <div class="empty-chat" data-testid="empty-chat">
               <h2>Start the conversation</h2>
               <p>Ask anything. Type <kbd>/</kbd> for commands.</p>

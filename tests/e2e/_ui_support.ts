@@ -90,7 +90,7 @@ export async function createConversation(page: Page): Promise<void> {
     await ensureNav(page);
     await page.click("[data-testid=new-conversation]");
   }
-  await page.waitForSelector("[data-testid=composer-input]", { timeout: 10_000 });
+  await page.waitForSelector("[data-testid=empty-chat]", { timeout: 10_000 });
 }
 
 /** Types a message and presses Enter. */

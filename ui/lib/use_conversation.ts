@@ -13,6 +13,8 @@ import { type ContextProjection, type Turn, unavailableProjection } from "./type
 
 export interface ConversationState {
   turns: Turn[];
+  /** False until the first page of the open Conversation has arrived. */
+  loaded: boolean;
   hasOlder: boolean;
   loadingOlder: boolean;
   projection: ContextProjection | null;
@@ -39,6 +41,7 @@ export function useConversation(
   fail: (err: unknown) => void,
 ): ConversationState {
   const [turns, setTurns] = useState<Turn[]>([]);
+  const [loaded, setLoaded] = useState(false);
   const [before, setBefore] = useState<string | null>(null);
   const [loadingOlder, setLoadingOlder] = useState(false);
   const [projection, setProjection] = useState<ContextProjection | null>(null);
@@ -57,15 +60,23 @@ export function useConversation(
 
   useEffect(() => {
     setTurns([]);
+    setLoaded(false);
     setBefore(null);
     setProjection(null);
     if (!agentId || !convId || !open) return;
+    let current = true;
     api.getConversation(agentId, convId).then((page) => {
-      setTurns(page.turns);
+      if (!current) return; // another Conversation was opened meanwhile
+      // A Turn admitted while the page was in flight stays until the server's copy replaces it.
+      setTurns((cur) => mergeTurns(cur, page.turns));
       setBefore(page.before);
+      setLoaded(true);
       watchRunning(agentId, convId, page.turns);
-    }, fail);
+    }, (err) => current && fail(err));
     refreshProjection();
+    return () => {
+      current = false;
+    };
   }, [agentId, convId, open]);
 
   const reload = () => {
@@ -102,6 +113,7 @@ export function useConversation(
 
   return {
     turns,
+    loaded,
     hasOlder: before !== null,
     loadingOlder,
     projection,
