@@ -13,6 +13,8 @@ import type { ContextPlan } from "../context/plan.ts";
 import { AppError } from "../errors.ts";
 import { type RunIds, RunJournal, type Staged, writeStaged } from "../events/journal.ts";
 import { canonicalJson } from "../protocol/digest.ts";
+import type { TurnRuntimeSnapshot } from "../protocol/worker_frames.ts";
+import { RUN_DEADLINE_MS, WORKER_MODEL_CALLS_MAX, WORKER_TOOL_CALLS_MAX } from "../limits.ts";
 import { beginTurnInTransaction } from "../store/agent_state_store.ts";
 import { insertRun } from "../store/run_store.ts";
 import { type DatabaseSync, transaction } from "../store/sqlite.ts";
@@ -85,4 +87,26 @@ export function beginRun(x: BeginRunInput): { journal: RunJournal; staged: Stage
   }
   journal.accept([staged]);
   return { journal, staged, at };
+}
+
+/** The Worker's turn frame: references and bounds only, never prompts or endpoints [SB-5]. */
+export function turnSnapshot(
+  runId: string,
+  modelId: string,
+  plan: ContextPlan,
+  toolset: EffectiveToolSet,
+): TurnRuntimeSnapshot {
+  return {
+    run_id: runId,
+    model_id: modelId,
+    plan: { id: plan.id, digest: plan.digest },
+    toolset: {
+      id: toolset.id,
+      digest: toolset.digest,
+      tool_ids: toolset.tools.map((t) => t.spec.id),
+    },
+    model_calls_max: WORKER_MODEL_CALLS_MAX,
+    tool_calls_max: WORKER_TOOL_CALLS_MAX,
+    deadline_ms: RUN_DEADLINE_MS,
+  };
 }

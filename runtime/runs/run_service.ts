@@ -32,8 +32,6 @@ import {
   RUN_DEADLINE_MS,
   SHUTDOWN_GRACE_MS,
   USER_MESSAGE_MAX_BYTES,
-  WORKER_MODEL_CALLS_MAX,
-  WORKER_TOOL_CALLS_MAX,
 } from "../limits.ts";
 import type { Logger } from "../log.ts";
 import type { ModelBroker } from "../model/types.ts";
@@ -50,18 +48,22 @@ import { sealCatalog, type ToolCatalog } from "../tools/catalog.ts";
 import { spawnConfinedWorker, type WorkerHandle } from "../worker/supervisor.ts";
 import { Approvals } from "./approvals.ts";
 import { recoverRuns } from "./recovery.ts";
-import { beginRun } from "./run_begin.ts";
+import { beginRun, turnSnapshot } from "./run_begin.ts";
 import { Preparations } from "./preparation.ts";
 import { createRunInputs } from "./run_inputs.ts";
 import { RunRecorder, type Terminal } from "./run_recorder.ts";
+import {
+  abortedTerminal,
+  type AbortReason,
+  cancelFrameReason,
+  errorTerminal,
+} from "./run_terminal.ts";
 import { NO_RUN_TEST_HOOKS, type RunTestHooks } from "./test_hooks.ts";
 import type { ApprovalContext } from "./tool_call.ts";
 import { driveTurn } from "./turn_driver.ts";
 
 /** Grace for a Worker to report `cancelled` before it is killed. */
 export const CANCEL_GRACE_MS = 2000;
-
-type AbortReason = "user" | "shutdown" | "deadline" | "agent_upgrade" | "agent_delete";
 
 export type SpawnWorker = (runRoot: string) => Promise<WorkerHandle<WorkerToControl>>;
 
@@ -136,16 +138,24 @@ export function createRunService(opts: RunServiceOptions) {
   });
   const { stateDb, workspaceDir, defaultModelId, prepare, usageScope } = inputs;
 
+  /** ≤ 4 active Runs in all, one per Conversation (the database enforces the latter again). */
+  function assertRoomFor(agentId: string, conversationId: string): void {
+    if (active.size >= ACTIVE_RUNS_TOTAL_MAX) throw new AppError("runs_busy");
+    if (activeRunOf(agentId, conversationId) !== null) throw new AppError("conversation_busy");
+  }
+
+  function activeRunOf(agentId: string, conversationId: string): string | null {
+    for (const r of active.values()) {
+      if (r.agentId === agentId && r.conversationId === conversationId) return r.runId;
+    }
+    return null;
+  }
+
   async function submit(agentId: string, conversationId: string, body: SubmitBody) {
     if (utf8Bytes(body.message) > USER_MESSAGE_MAX_BYTES) throw new AppError("message_too_large");
     if (body.message.length === 0) throw new AppError("schema_violation", "empty message");
     if (shuttingDown) throw new AppError("shutting_down");
-    if (active.size >= ACTIVE_RUNS_TOTAL_MAX) throw new AppError("runs_busy");
-    for (const r of active.values()) {
-      if (r.agentId === agentId && r.conversationId === conversationId) {
-        throw new AppError("conversation_busy");
-      }
-    }
+    assertRoomFor(agentId, conversationId);
     const admission = opts.agents.admit(agentId);
     let started = false;
     let op;
@@ -180,12 +190,7 @@ export function createRunService(opts: RunServiceOptions) {
         throw new AppError("model_context_limit");
       }
       // Re-checked after the awaits above: a concurrent submit may have won meanwhile.
-      if (active.size >= ACTIVE_RUNS_TOTAL_MAX) throw new AppError("runs_busy");
-      for (const r of active.values()) {
-        if (r.agentId === agentId && r.conversationId === conversationId) {
-          throw new AppError("conversation_busy");
-        }
-      }
+      assertRoomFor(agentId, conversationId);
       // Past this point the preparation cannot be cancelled; the Run's own cancel applies.
       op.commit();
       const { journal, staged, at } = beginRun({
@@ -224,23 +229,10 @@ export function createRunService(opts: RunServiceOptions) {
         startedAt: at,
         journalFault: hooks.journalFault,
       });
-      const snapshot: TurnRuntimeSnapshot = {
-        run_id: runId,
-        model_id: modelId,
-        plan: { id: plan.id, digest: plan.digest },
-        toolset: {
-          id: p.toolset.id,
-          digest: p.toolset.digest,
-          tool_ids: p.toolset.tools.map((t) => t.spec.id),
-        },
-        model_calls_max: WORKER_MODEL_CALLS_MAX,
-        tool_calls_max: WORKER_TOOL_CALLS_MAX,
-        deadline_ms: RUN_DEADLINE_MS,
-      };
       run.done = execute(run, recorder, {
         db: p.db,
         plan,
-        snapshot,
+        snapshot: turnSnapshot(runId, modelId, plan, p.toolset),
         scope: usageScope(modelId, p.toolset),
         deadline: at + deadlineMs,
         approvals: {
@@ -307,21 +299,12 @@ export function createRunService(opts: RunServiceOptions) {
         approvals: x.approvals,
       });
     } catch (err) {
-      if (err instanceof AppError) {
-        const stage = err.code.startsWith("sandbox")
-          ? "sandbox"
-          : err.code === "run_event_limit"
-          ? "journal"
-          : "worker";
-        terminal = run.reason && run.reason !== "deadline"
-          ? { state: "cancelled", reason: run.reason }
-          : { state: "failed", code: err.code, stage };
-      } else {
+      if (!(err instanceof AppError)) {
         opts.log.error("run.execute_failed", {
           kind: err instanceof Error ? err.name : typeof err,
         });
-        terminal = { state: "failed", code: "internal_error", stage: "worker" };
       }
+      terminal = errorTerminal(err, run.reason);
     } finally {
       clearTimeout(timer);
     }
@@ -340,16 +323,6 @@ export function createRunService(opts: RunServiceOptions) {
     } catch (err) {
       if (!(err instanceof Deno.errors.NotFound)) throw err;
     }
-  }
-
-  function abortedTerminal(r: AbortReason): Terminal {
-    return r === "deadline"
-      ? { state: "failed", code: "model_turn_deadline", stage: "model" }
-      : { state: "cancelled", reason: r };
-  }
-
-  function cancelFrameReason(r: AbortReason | null): "user" | "shutdown" | "deadline" {
-    return r === "deadline" ? "deadline" : r === "user" ? "user" : "shutdown";
   }
 
   function abort(run: ActiveRun, reason: AbortReason): void {
@@ -419,12 +392,7 @@ export function createRunService(opts: RunServiceOptions) {
     usageScope,
     activeCount: () => active.size,
     isActive: (runId: string) => active.has(runId),
-    activeRunOf(agentId: string, conversationId: string): string | null {
-      for (const r of active.values()) {
-        if (r.agentId === agentId && r.conversationId === conversationId) return r.runId;
-      }
-      return null;
-    },
+    activeRunOf,
     defaultModelId,
     catalog,
   };
