@@ -13,6 +13,10 @@
  *   starts handling it until its response is delivered, so long event
  *   streams are never cut by this rule.
  *
+ * - prior-knowledge HTTP/2 (a connection opening with "PRI ") is closed
+ *   before a byte reaches the server: one h2 connection would multiplex
+ *   requests past these per-connection bounds.
+ *
  * The server learns a request's real peer through `peerOf(port)` (keyed by
  * the guard's own loopback source port), never from a header [GW-1].
  */
@@ -104,6 +108,39 @@ async function pump(from: Deno.Conn, to: Deno.Conn): Promise<void> {
   }
 }
 
+/** The start of the HTTP/2 connection preface ("PRI * HTTP/2.0…"); no HTTP/1.1 method is "PRI". */
+const H2_PREFACE_START = new TextEncoder().encode("PRI ");
+
+/**
+ * Relays client bytes like `pump`, but refuses prior-knowledge HTTP/2: the
+ * bounds here count connections and requests the HTTP/1.1 way, and one h2
+ * connection would multiplex any number of streams past them. Resolves
+ * "refused" (nothing forwarded) when the client opens with the h2 preface.
+ */
+async function relayHttp1(from: Deno.Conn, to: Deno.Conn): Promise<"ended" | "refused"> {
+  const head = new Uint8Array(H2_PREFACE_START.length);
+  let have = 0;
+  try {
+    while (have < head.length) {
+      const n = await from.read(head.subarray(have));
+      if (n === null) break;
+      have += n;
+    }
+  } catch (err) {
+    if (!isDisconnect(err)) throw err;
+    return "ended";
+  }
+  if (have === head.length && head.every((b, i) => b === H2_PREFACE_START[i])) return "refused";
+  try {
+    await writeAll(to, head.subarray(0, have));
+  } catch (err) {
+    if (!isDisconnect(err)) throw err;
+    return "ended";
+  }
+  if (have === head.length) await pump(from, to);
+  return "ended";
+}
+
 export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
   const max = opts.maxConnections ?? MAX_CONCURRENT_CONNECTIONS;
   const idleMs = opts.idleMs ?? KEEP_ALIVE_MS;
@@ -169,7 +206,9 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
     // so a client dribbling header bytes cannot hold its socket open.
     // A client that half-closes still gets its response: pass the EOF on and
     // keep relaying until the server side ends.
-    const up = pump(client, upstream).then(() => upstream.closeWrite()).catch((err) => {
+    const up = relayHttp1(client, upstream).then((how) =>
+      how === "refused" ? entry.close() : upstream.closeWrite()
+    ).catch((err) => {
       if (!isDisconnect(err)) throw err;
     });
     await pump(upstream, client);

@@ -195,3 +195,25 @@ Deno.test("a local process dialling the internal port directly is refused before
     const guarded = await fetch(`http://127.0.0.1:${server.port}/api/test/ping`);
     assertEquals(await guarded.text(), "pong");
   }));
+
+Deno.test("prior-knowledge HTTP/2 is closed before a byte reaches the server; HTTP/1.1 still flows", () =>
+  withServer(async (s) => {
+    const conn = await connect(s);
+    // The client connection preface followed by an empty SETTINGS frame.
+    const preface = enc.encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+    const settings = new Uint8Array([0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    await conn.write(new Uint8Array([...preface, ...settings]));
+    const r = await untilClosed(conn, 3000);
+    assert(r.ms < 3000, "the guard closed the connection");
+    assertEquals(r.text, "", "no SETTINGS frame or any other answer");
+
+    // A request line split into one-byte writes is relayed once four bytes decide it.
+    const slow = await connect(s);
+    for (const ch of "GET ") {
+      await slow.write(enc.encode(ch));
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    await slow.write(enc.encode(`/api/test/ping HTTP/1.1\r\nhost: 127.0.0.1:${s.port}\r\n\r\n`));
+    await slow.closeWrite();
+    assertMatch((await untilClosed(slow, 3000)).text, /^HTTP\/1\.1 200 OK[\s\S]*pong$/);
+  }));
