@@ -62,7 +62,7 @@ Deno.test("a stall after the first frame fails model_stream_idle_timeout without
       code: "model_stream_idle_timeout",
       retryable: true,
     });
-    assert(Date.now() - t0 < 1500);
+    assert(Date.now() - t0 < 4000, "the idle timer fired, not a call deadline");
     assertEquals(rec.types(), pairs(1));
     assertEquals(attemptOutcomes(rec), ["idle_timeout"]);
     assertEquals(await ollama.chats[0].closed, "client_closed");
@@ -158,7 +158,8 @@ Deno.test("cancelling mid-stream closes the HTTP connection promptly and yields 
     abort.abort();
     assertEquals(await p, { kind: "cancelled" });
     assertEquals(await chat.closed, "client_closed");
-    assert(Date.now() - t0 < 500, `disconnect took ${Date.now() - t0} ms`);
+    // The endless stream would run until callMs (10 s) without a prompt hang-up.
+    assert(Date.now() - t0 < 2000, `disconnect took ${Date.now() - t0} ms`);
     assertEquals(rec.types(), pairs(1));
     assertEquals(attemptOutcomes(rec), ["cancelled"]);
     assertEquals((rec.events.at(-1)!.e as any).outcome, "cancelled");

@@ -102,7 +102,7 @@ Deno.test("read_text refuses a FIFO without blocking", () => {
     const t0 = performance.now();
     assertEquals(code(fileReadText(ws.root, { path: "pipe" })), "file_not_regular");
     assertEquals(code(fileStat(ws.root, { path: "pipe" })), "file_not_regular");
-    assert(performance.now() - t0 < 1000, "FIFO refusal must not block");
+    assert(performance.now() - t0 < 3000, "FIFO refusal must not block");
   });
 });
 
@@ -254,7 +254,7 @@ Deno.test("read_text refuses a FIFO swapped in after the type check, without blo
       },
     });
     assertEquals(code(r), "file_changed");
-    assert(performance.now() - t0 < 1000, "the swapped-in FIFO must not block");
+    assert(performance.now() - t0 < 3000, "the swapped-in FIFO must not block");
   });
 });
 

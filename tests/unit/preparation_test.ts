@@ -73,7 +73,7 @@ Deno.test("cancel stops a paused phase at once and the operation can never commi
     () => compiling,
     (e) => assertEquals(e instanceof AppError && e.code, "preparation_cancelled"),
   );
-  assertEquals(performance.now() - t0 < 1000, true);
+  assertEquals(performance.now() - t0 < 5000, true, "cancel does not wait out the 60 s pause");
   assertEquals(codeOf(() => op.commit()), "preparation_cancelled");
   op.settle("cancelled");
   assertEquals(codeOf(() => preps.cancel(A, C1, op.id)), "preparation_finished");

@@ -109,7 +109,8 @@ Deno.test("the worst allowed pattern on a 16 KiB line runs in linear time", () =
   const t0 = performance.now();
   for (let i = 0; i < 3; i++) assertEquals(regexTest(re, line), false);
   const ms = (performance.now() - t0) / 3;
-  assert(ms < 500, `took ${ms} ms`);
+  // Backtracking would take astronomically long here; the bound leaves room for a loaded CI.
+  assert(ms < 2000, `took ${ms} ms`);
   assertEquals(regexTest(re, "a".repeat(239) + "b"), true);
   assertEquals(regexTest(re, "a".repeat(238) + "b"), false);
 });
