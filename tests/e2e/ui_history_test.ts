@@ -3,7 +3,8 @@
  * Conversation with 33 Turns opens on the latest 32, "Load earlier messages"
  * fetches the older page with the opaque cursor (recovering once when a new
  * Turn has retired that cursor), and the view stays on the message the
- * operator was reading.
+ * operator was reading. Opening it shows Loading until the page arrives, never
+ * the empty-chat greeting.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { login } from "../helpers/login.ts";
@@ -43,9 +44,23 @@ Deno.test("older turns load upward through the server cursor", async () => {
     for (let i = 0; i < total; i++) await ask(i);
 
     const { page, errors } = await openLoggedIn(env);
+    // Watch every render from the reload on: the Conversation shows Loading, never a false
+    // "Start the conversation" before its Turns arrive.
+    await page.addInitScript(() => {
+      const seen = { loading: false, empty: false };
+      (globalThis as unknown as { __seen: typeof seen }).__seen = seen;
+      new MutationObserver(() => {
+        seen.loading ||= document.querySelector("[data-testid=chat-loading]") !== null;
+        seen.empty ||= document.querySelector("[data-testid=empty-chat]") !== null;
+      }).observe(document, { childList: true, subtree: true });
+    });
     await page.evaluate((h) => (location.hash = h), `#/a/${SYS}/c/${conv}`);
     await page.reload();
     await page.waitForSelector("[data-testid=load-older]", { timeout: 15_000 });
+    assertEquals(
+      await page.evaluate(() => (globalThis as unknown as { __seen: unknown }).__seen),
+      { loading: true, empty: false },
+    );
     assertEquals(await page.$$eval("[data-testid=turn]", (t) => t.length), TURN_PAGE_DEFAULT);
     assertEquals(
       await page.textContent("[data-testid=turn] [data-testid=user-message]"),
