@@ -4,7 +4,7 @@
  * Enter creates a Conversation titled from the message and submits its Turn
  * in one go (no "New conversation" click needed).
  */
-import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { assertEquals, assertMatch } from "../helpers/assert.ts";
 import { screenshotDir } from "../helpers/browser.ts";
 import type { Page } from "../helpers/browser.ts";
 import { text } from "../../tools/fake_ollama/scenarios.ts";
@@ -38,8 +38,13 @@ Deno.test("the empty state takes a message at once and keeps a draft per agent",
     const { page, errors } = await openLoggedIn(env);
     // Fresh install: the System Agent has no Conversation, yet the composer is there and focused.
     await page.waitForSelector("[data-testid=empty-main]");
-    const input = await page.waitForSelector("[data-testid=composer-input]");
-    assert(await input.evaluate((el) => el === document.activeElement), "composer focused");
+    await page.waitForSelector("[data-testid=composer-input]");
+    // Focus moves in an effect after the first paint: wait for it rather than sample it.
+    await page.waitForFunction(
+      () => document.activeElement?.getAttribute("data-testid") === "composer-input",
+      null,
+      { timeout: 5_000 },
+    );
     await page.keyboard.type("draft for the system agent");
 
     await createAgent(page, "Planner");

@@ -22,6 +22,25 @@ function inViewport(page: Page, selector: string) {
   });
 }
 
+/** Overlays slide in (a short CSS transition): wait until it has settled inside the viewport. */
+async function settlesInViewport(page: Page, selector: string): Promise<boolean> {
+  try {
+    await page.waitForFunction(
+      (sel) => {
+        const el = document.querySelector(sel);
+        if (!el) return false;
+        const r = el.getBoundingClientRect();
+        return r.left >= -1 && r.right <= innerWidth + 1 && r.width > 0;
+      },
+      selector,
+      { timeout: 5_000 },
+    );
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 Deno.test("on a narrow screen nav and run details are mutually exclusive overlays", async () => {
   const env = await startUiEnv();
   try {
@@ -39,14 +58,14 @@ Deno.test("on a narrow screen nav and run details are mutually exclusive overlay
     );
 
     await ensureNav(page);
-    assertEquals(await inViewport(page, "[data-testid=sidebar]"), true);
+    assertEquals(await settlesInViewport(page, "[data-testid=sidebar]"), true);
     assertEquals(await page.$("[data-testid=run-details]"), null);
     await page.click(".nav-scrim", { position: { x: 370, y: 400 } });
     await page.waitForSelector(".workspace:not(.nav-open)");
 
     await page.click("[data-testid=toggle-details]");
     await page.waitForSelector("[data-testid=run-details]");
-    assertEquals(await inViewport(page, "[data-testid=run-details]"), true);
+    assertEquals(await settlesInViewport(page, "[data-testid=run-details]"), true);
     assertEquals(await page.$(".workspace.nav-open"), null, "details closed the nav");
     await page.waitForSelector("[data-testid=timeline-event]");
     await page.click("[data-testid=close-details]");
@@ -56,7 +75,7 @@ Deno.test("on a narrow screen nav and run details are mutually exclusive overlay
     // overlay covers the whole width, so the nav button is only reachable once they are closed.
     await page.click("[data-testid=toggle-details]");
     await page.waitForSelector("[data-testid=run-details]");
-    assertEquals(await inViewport(page, "[data-testid=run-details]"), true);
+    assertEquals(await settlesInViewport(page, "[data-testid=run-details]"), true);
     assertEquals(
       await page.evaluate(() => {
         const b = document.querySelector("[data-testid=open-nav]")!.getBoundingClientRect();
