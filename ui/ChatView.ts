@@ -66,9 +66,10 @@ export function ChatView(p: ChatViewProps) {
     p.onLoadOlder();
   };
 
+  // An instant jump (following re-runs the layout effect, which pins the bottom anyway).
   const backToLatest = () => {
     const el = ref.current;
-    if (el) el.scrollTo({ top: el.scrollHeight, behavior: "smooth" });
+    if (el) el.scrollTop = el.scrollHeight;
     setFollowing(true);
   };
 

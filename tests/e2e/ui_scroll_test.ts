@@ -34,7 +34,7 @@ Deno.test("autoscroll pauses when the operator scrolls up and resumes with Back 
     const { page, errors } = await openLoggedIn(env, { width: 1000, height: 700 });
     await createAgent(page, "Scroller");
     await createConversation(page);
-    env.ollama.enqueue(text(LONG, { frameDelayMs: 12 }));
+    env.ollama.enqueue(text(LONG, { frameDelayMs: 15 }));
     await send(page, "a long answer please");
 
     // Following: once the content overflows, the view stays at the bottom.
@@ -66,8 +66,17 @@ Deno.test("autoscroll pauses when the operator scrolls up and resumes with Back 
     m = await metrics(page);
     assertEquals(m.top, pausedAt, "the view did not jump while paused");
 
-    // Back to latest returns to the bottom and follows again to the end.
+    // Back to latest returns to the bottom and follows again, while the answer still streams.
     await page.click("[data-testid=back-to-latest]");
+    const clickedAt = (await metrics(page)).scrollHeight;
+    await page.waitForFunction(
+      (h) => document.querySelector("[data-testid=chat-scroll]")!.scrollHeight > h + 200,
+      clickedAt,
+    );
+    m = await metrics(page);
+    assert(m.scrollHeight - (m.top + m.height) < 60, `following again: ${JSON.stringify(m)}`);
+    assertEquals(await page.$("[data-testid=back-to-latest]"), null);
+    assert(await page.$("[data-testid=turn][data-state=running]"), "still streaming");
     await waitForCompletedTurn(page);
     await page.waitForTimeout(500);
     m = await metrics(page);
