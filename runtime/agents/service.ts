@@ -210,6 +210,9 @@ export function createAgentService(opts: AgentServiceOptions) {
       }
       opts.faults.hit("agent.delete.after_fence");
       if (!(await drain(id, "delete"))) throw new AppError("agent_busy", "delete drain timed out");
+      // A concurrent delete of the same Agent (a retry while this one drained) may have
+      // purged it meanwhile: the Agent is gone, which is not a residue.
+      if (reg.getAgent(db, id)?.state !== "deleting") throw new AppError("agent_not_found");
       purge(id);
     },
 

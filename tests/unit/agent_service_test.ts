@@ -269,3 +269,18 @@ Deno.test("a Capsule directory replaced by a symlink refuses the delete and keep
       Deno.removeSync(outside, { recursive: true });
     }
   }));
+
+Deno.test("two deletes racing on one draining Agent: one removes it, the other finds it gone", () =>
+  withAgents(async ({ registry, agents }) => {
+    const a = agents.create("Alpha");
+    const adm = agents.admit(a.id);
+    const first = agents.delete(a.id);
+    const second = agents.delete(a.id); // a double click: resumes the fenced delete
+    adm.release();
+    const [r1, r2] = await Promise.allSettled([first, second]);
+    assertEquals(r1.status, "fulfilled");
+    assert(r2.status === "rejected");
+    expectCode("agent_not_found")(r2.reason);
+    const events = listAudit(registry, a.id, 10).map((r) => r.event);
+    assertEquals(events, ["created", "delete_fenced", "deleted"], "no residue is recorded");
+  }));
