@@ -204,10 +204,22 @@ export async function httpRequest(addr: PinnedAddress, req: HttpRequest): Promis
   let conn: Deno.Conn;
   try {
     // SECURITY: the only outbound connection the product makes: the pinned provider address.
-    conn = await Deno.connect({ hostname: addr.ip, port: addr.port, transport: "tcp" });
+    // The signal reaches the connect itself: a host that drops SYNs would otherwise hold the
+    // attempt past every timer and cancel for the kernel's connect timeout (~2 min).
+    conn = await Deno.connect({
+      hostname: addr.ip,
+      port: addr.port,
+      transport: "tcp",
+      signal: req.signal,
+    });
   } catch (err) {
     if (err instanceof Deno.errors.PermissionDenied) throw err;
+    if (req.signal?.aborted) throw new TransportError("aborted", "aborted during connect");
     throw new TransportError("connect", "connect failed");
+  }
+  if (req.signal?.aborted) {
+    conn.close(); // aborted as the connect completed: send nothing
+    throw new TransportError("aborted", "aborted during connect");
   }
   const onAbort = () => {
     try {

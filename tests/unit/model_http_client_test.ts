@@ -6,6 +6,9 @@
  */
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { httpRequest, TransportError } from "../../runtime/model/http_client.ts";
+import { runAttempt } from "../../runtime/model/attempt.ts";
+import { AnswerBuffer } from "../../runtime/model/answer.ts";
+import { closeFd, syscall } from "../../sandbox/libc.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -136,4 +139,86 @@ Deno.test("connecting to a closed port is a connect error", async () => {
     () => httpRequest({ ip: "127.0.0.1", port, hostHeader: "x" }, { method: "GET", path: "/" }),
     (e) => assert(e instanceof TransportError && e.kind === "connect"),
   );
+});
+
+/**
+ * A loopback port whose TCP connects never complete: a raw socket listening
+ * with backlog 0 whose one accept-queue slot is taken, so the kernel drops
+ * every further SYN (as a firewalled or powered-off Ollama host would).
+ */
+async function blackhole(): Promise<{ port: number; close: () => void }> {
+  for (let i = 0; i < 20; i++) {
+    const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (probe.addr as Deno.NetAddr).port;
+    probe.close();
+    const fd = Number(syscall("socket", 2, /* AF_INET */ 1, /* SOCK_STREAM */ 0).ret);
+    assert(fd >= 0, "socket()");
+    const sa = new Uint8Array(16); // sockaddr_in 127.0.0.1:port
+    sa.set([2, 0, port >> 8, port & 255, 127, 0, 0, 1]);
+    if (syscall("bind", fd, sa, 16).ret !== 0n) {
+      closeFd(fd);
+      continue; // the probed port was taken meanwhile
+    }
+    assertEquals(syscall("listen", fd, 0).ret, 0n);
+    const filler = await Deno.connect({ hostname: "127.0.0.1", port });
+    return {
+      port,
+      close: () => {
+        filler.close();
+        closeFd(fd);
+      },
+    };
+  }
+  throw new Error("no free port for the blackhole listener");
+}
+
+/** Settles `p` or reports that it was still pending after `ms`. */
+function within<T>(p: Promise<T>, ms: number): Promise<{ settled: T } | "pending"> {
+  let t: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p.then((settled) => ({ settled })),
+    new Promise<"pending">((r) => (t = setTimeout(() => r("pending"), ms))),
+  ]).finally(() => clearTimeout(t));
+}
+
+Deno.test("aborting while the TCP connect hangs rejects at once as aborted", async () => {
+  const bh = await blackhole();
+  try {
+    const ac = new AbortController();
+    const addr = { ip: "127.0.0.1", port: bh.port, hostHeader: "x" };
+    const p = httpRequest(addr, { method: "GET", path: "/", signal: ac.signal }).then(
+      () => "connected",
+      (e) => e instanceof TransportError ? e.kind : String(e),
+    );
+    setTimeout(() => ac.abort(), 100);
+    // Without the abort reaching the connect, it would hang for the kernel's SYN retries (~2 min).
+    assertEquals(await within(p, 3000), { settled: "aborted" });
+  } finally {
+    bh.close();
+  }
+});
+
+Deno.test("a connect that never completes ends with the first-frame timeout, not the kernel's", async () => {
+  const bh = await blackhole();
+  try {
+    const now = Date.now;
+    const p = runAttempt({
+      addr: { ip: "127.0.0.1", port: bh.port, hostHeader: "x" },
+      body: enc.encode("{}"),
+      phase: "plain",
+      signal: new AbortController().signal,
+      answer: new AnswerBuffer({ guard: true }),
+      firstFrameMs: 150,
+      idleMs: 150,
+      callEnd: now() + 60_000,
+      deadline: now() + 60_000,
+      now,
+    });
+    const r = await within(p, 3000);
+    assert(r !== "pending", "the attempt outlived its first-frame timer");
+    assert(r.settled.kind === "failed");
+    assertEquals([r.settled.code, r.settled.zeroFrame], ["model_first_frame_timeout", true]);
+  } finally {
+    bh.close();
+  }
 });
