@@ -220,3 +220,53 @@ Deno.test("a page reads limit + 1 rows through the (conversation_id, seq) index"
     assert(/SEARCH turns USING INDEX/.test(text), text);
     assert(!/TEMP B-TREE/.test(text), `page must not sort: ${text}`);
   }));
+
+Deno.test("delete cascades a branch tree's Runs, events, usage, permissions and operations", () =>
+  withStateDb((db) => {
+    const c = conv(db);
+    const t1 = turn(db, c);
+    assertEquals(
+      s.branchConversation(db, { sourceId: c, newId: uuid(), title: "b", now: 2 }, 100).result,
+      "ok",
+    );
+    const child = (db.prepare("SELECT id FROM conversations WHERE parent_id = ?").get(c) as {
+      id: string;
+    }).id;
+    const t2 = turn(db, child);
+    for (const [cid, tid] of [[c, t1], [child, t2]]) {
+      const run = uuid();
+      db.prepare(
+        `INSERT INTO runs (id, conversation_id, turn_id, state, model_id, started_summary,
+           last_digest, created_at) VALUES (?, ?, ?, 'completed', 'm', '{}', 'd', 1)`,
+      ).run(run, cid, tid);
+      db.prepare(
+        "INSERT INTO run_events (run_id, seq, kind, body, digest) VALUES (?, 1, 'k', '{}', ?)",
+      ).run(run, `sha256:${"0".repeat(64)}`);
+      db.prepare(
+        `INSERT INTO usage_ledger (run_id, call, state, model_id, scope_digest, token_estimate,
+           created_at, updated_at) VALUES (?, 1, 'complete', 'm', 's', 1, 1, 1)`,
+      ).run(run);
+      db.prepare(
+        `INSERT INTO permissions (id, run_id, call_id, tool_id, state, preview, created_at)
+         VALUES (?, ?, 'c', 't', 'denied', 'p', 1)`,
+      ).run(uuid(), run);
+      db.prepare(
+        `INSERT INTO operations (id, run_id, call_id, tool_id, state, args_digest, created_at,
+           updated_at) VALUES (?, ?, 'c', 't', 'succeeded', 'a', 1, 1)`,
+      ).run(uuid(), run);
+    }
+    assertEquals(s.deleteConversation(db, c), "ok");
+    const tables = [
+      "conversations",
+      "turns",
+      "runs",
+      "run_events",
+      "usage_ledger",
+      "permissions",
+      "operations",
+    ];
+    const left = tables.map((t) =>
+      [t, (db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n] as const
+    );
+    assertEquals(left, tables.map((t) => [t, 0] as const));
+  }));
