@@ -86,15 +86,27 @@ function defaultHostNames(): HostNames {
   return { addresses, machineName };
 }
 
-/** Reads one cookie by exact name from a Cookie header. */
+/** Reads one cookie by exact name from a Cookie header (the first of that name). */
 export function readCookie(header: string | null, name: string): string | null {
-  if (header === null) return null;
+  return readCookies(header, name)[0] ?? null;
+}
+
+/**
+ * Every value of the cookies named exactly `name`, in header order. Cookies
+ * are not isolated by port, so a page on another port of this host can set a
+ * same-named cookie with a longer Path, which browsers send first; callers
+ * must consider every value, not just the first (the header itself is bounded
+ * by MAX_HEADER_BYTES).
+ */
+export function readCookies(header: string | null, name: string): string[] {
+  if (header === null) return [];
+  const out: string[] = [];
   for (const part of header.split(";")) {
     const eq = part.indexOf("=");
     if (eq < 0) continue;
-    if (part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    if (part.slice(0, eq).trim() === name) out.push(part.slice(eq + 1).trim());
   }
-  return null;
+  return out;
 }
 
 export function createGateway(opts: GatewayOptions): WebGateway {
@@ -123,10 +135,17 @@ export function createGateway(opts: GatewayOptions): WebGateway {
     log.info("gateway.token_reloaded", { sessions_ended: had });
   }
 
+  /**
+   * The live session named by the request's cookie. A decoy cookie of the same
+   * name tossed by another site on this host (another port) must not shadow
+   * the real one, so every value is tried.
+   */
   function sessionFromCookie(req: Request): Session | null {
-    const secret = readCookie(req.headers.get("cookie"), cookieName);
-    if (secret === null) return null;
-    return sessions.touch(secret);
+    for (const secret of readCookies(req.headers.get("cookie"), cookieName)) {
+      const s = sessions.touch(secret);
+      if (s !== null) return s;
+    }
+    return null;
   }
 
   function cookie(value: string, maxAge?: number): string {
@@ -146,8 +165,11 @@ export function createGateway(opts: GatewayOptions): WebGateway {
       cookieName = `${COOKIE_PREFIX}${addr.port}`;
     },
 
-    authorize(req: Request, route: Route, _url: URL, _remote: string): string | null {
+    authorize(req: Request, route: Route, url: URL, _remote: string): string | null {
       if (route.auth === "none") return null;
+      // An absolute-form target (`GET http://other/…`) names the request's host
+      // in place of the Host header [RFC 9112 §3.2.2]: it must be allowed too.
+      if (!allowed.has(url.host)) throw new AppError("host_forbidden");
       const unsafeMethod = req.method !== "GET" && req.method !== "HEAD";
       const level = unsafeMethod && route.auth === "session" ? "csrf" : route.auth;
       const verdict = checkOrigin(
@@ -217,8 +239,7 @@ export function createGateway(opts: GatewayOptions): WebGateway {
         throw new AppError("invalid_token");
       }
       limiter.recordSuccess(remote);
-      const previous = readCookie(req.headers.get("cookie"), cookieName);
-      if (previous !== null) {
+      for (const previous of readCookies(req.headers.get("cookie"), cookieName)) {
         const old = sessions.touch(previous);
         if (old) sessions.destroy(old.id);
       }

@@ -164,7 +164,45 @@ Deno.test("cross-origin, rebinding and override attacks are refused and act on n
       });
       assert(r.status === 400 || r.status === 403, `${r.status}`);
       assert(!r.body.includes(session.csrf));
+      // The target's authority is the request's host (RFC 9112 §3.2.2): an allowed
+      // Host header beside a foreign absolute-form target is refused too.
+      const smuggled = await rawRequest(s.port, {
+        method: "GET",
+        path: `http://evil.example:${s.port}/api/session`,
+        headers: [["host", host], ["cookie", session.cookie]],
+      });
+      assertEquals([smuggled.status, code(smuggled)], [403, "host_forbidden"]);
+      assert(!smuggled.body.includes(session.csrf));
+      const own = await rawRequest(s.port, {
+        method: "GET",
+        path: `http://${host}/api/session`,
+        headers: [["host", host], ["cookie", session.cookie]],
+      });
+      assertEquals(own.status, 200, "an absolute-form target naming this server still works");
     });
+
+    await t.step(
+      "a decoy session cookie tossed by another port of this host does not lock the operator out",
+      async () => {
+        // Cookies ignore ports: a page on 127.0.0.1:<other> can set
+        // ab_session_<our port> with a longer Path, which the browser sends first.
+        const name = session.cookie.split("=")[0];
+        const decoy = `${name}=${"A".repeat(43)}`;
+        const r = await rawRequest(s.port, {
+          method: "GET",
+          path: "/api/session",
+          headers: [["cookie", `${decoy}; other=1; ${session.cookie}`]],
+        });
+        assertEquals(r.status, 200, r.body);
+        assertEquals(JSON.parse(r.body).csrf_token, session.csrf);
+        const onlyDecoy = await rawRequest(s.port, {
+          method: "GET",
+          path: "/api/session",
+          headers: [["cookie", decoy]],
+        });
+        assertEquals([onlyDecoy.status, code(onlyDecoy)], [401, "unauthorized"]);
+      },
+    );
 
     await t.step("OPTIONS is 405 with no CORS grant; HEAD runs the GET checks", async () => {
       const opt = await rawRequest(s.port, {

@@ -1,6 +1,6 @@
 /** Allowed Host and exact same-origin decisions [GW-1, GW-3] as a case table. */
 import { allowedHosts, checkOrigin, type OriginVerdict } from "../../runtime/http/origin.ts";
-import { readCookie } from "../../runtime/http/gateway.ts";
+import { readCookie, readCookies } from "../../runtime/http/gateway.ts";
 import { assertEquals } from "../helpers/assert.ts";
 
 const noNames = { addresses: [], machineName: null };
@@ -79,4 +79,13 @@ Deno.test("readCookie finds only the exact cookie name", () => {
   assertEquals(readCookie("xab_session_1=xyz", "ab_session_1"), null);
   assertEquals(readCookie(null, "ab_session_1"), null);
   assertEquals(readCookie("ab_session_1", "ab_session_1"), null);
+});
+
+Deno.test("readCookies returns every value of the exact cookie name, in header order", () => {
+  assertEquals(readCookies("ab_session_1=decoy; a=1; ab_session_1=real", "ab_session_1"), [
+    "decoy",
+    "real",
+  ]);
+  assertEquals(readCookies("ab_session_12=x; xab_session_1=y", "ab_session_1"), []);
+  assertEquals(readCookies(null, "ab_session_1"), []);
 });
