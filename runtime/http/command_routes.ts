@@ -5,15 +5,16 @@
  * admits a Turn or reaches the model.
  */
 import { z } from "zod";
-import { COMMAND_INPUT_MAX_BYTES } from "../limits.ts";
+import { JSON_BODY_MAX_BYTES } from "../limits.ts";
 import type { CommandService } from "../commands/service.ts";
 import type { CommandPorts } from "../commands/ports.ts";
 import { json } from "./headers.ts";
 import type { Route } from "./router.ts";
 
 export const CommandBody = z.object({
-  // Byte length is checked by the parser; this only bounds code units early.
-  input: z.string().max(COMMAND_INPUT_MAX_BYTES),
+  // The 4096-byte bound is the parser's (command_invalid); the 16 KiB body already caps
+  // characters, so a tighter `.max()` here would answer schema_violation instead.
+  input: z.string().max(JSON_BODY_MAX_BYTES),
 }).strict();
 export type CommandBody = z.infer<typeof CommandBody>;
 

@@ -12,7 +12,7 @@
  */
 import { z } from "zod";
 import { AppError } from "../errors.ts";
-import { USER_MESSAGE_MAX_BYTES } from "../limits.ts";
+import { JSON_BODY_MAX_BYTES } from "../limits.ts";
 import { isValidId } from "../path_safety.ts";
 import type { RunQueries } from "../runs/run_queries.ts";
 import type { RunService } from "../runs/run_service.ts";
@@ -21,8 +21,10 @@ import { json } from "./headers.ts";
 import type { Route, RouteContext } from "./router.ts";
 
 export const SubmitRunBody = z.object({
-  // The byte bound is checked by the service (413 message_too_large); this caps characters.
-  message: z.string().min(1).max(USER_MESSAGE_MAX_BYTES),
+  // The 8192-byte bound is the service's (413 message_too_large for every over-long
+  // message, ASCII or not); the 16 KiB body already caps characters, so no `.max()` here
+  // that would turn 8193 ASCII bytes into a 422.
+  message: z.string().min(1).max(JSON_BODY_MAX_BYTES),
   model_id: z.string().regex(/^[a-z0-9][a-z0-9._:-]{0,63}$/).optional(),
   compact: z.boolean().optional(),
 }).strict();

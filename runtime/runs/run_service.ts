@@ -138,10 +138,13 @@ export function createRunService(opts: RunServiceOptions) {
   });
   const { stateDb, workspaceDir, defaultModelId, prepare, usageScope } = inputs;
 
-  /** ≤ 4 active Runs in all, one per Conversation (the database enforces the latter again). */
+  /**
+   * One active Run per Conversation (the database enforces it again), ≤ 4 in all. A busy
+   * Conversation is 409 even when every slot is taken: that answer does not change with load.
+   */
   function assertRoomFor(agentId: string, conversationId: string): void {
-    if (active.size >= ACTIVE_RUNS_TOTAL_MAX) throw new AppError("runs_busy");
     if (activeRunOf(agentId, conversationId) !== null) throw new AppError("conversation_busy");
+    if (active.size >= ACTIVE_RUNS_TOTAL_MAX) throw new AppError("runs_busy");
   }
 
   function activeRunOf(agentId: string, conversationId: string): string | null {

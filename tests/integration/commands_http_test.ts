@@ -127,7 +127,7 @@ Deno.test("slash commands over HTTP: schema, bounds, codes and no turns", async 
         );
       }
       const long = await cmd(`/x ${"a".repeat(COMMAND_INPUT_MAX_BYTES)}`);
-      assertEquals(long.status, 422, "over the input bound");
+      assertEquals([long.status, long.body.error.code], [422, "command_invalid"], "over the bound");
       const extra = await call(server, s, "POST", `/api/agents/${SYS}/sessions/${conv}/commands`, {
         input: "/status",
         turn: true,

@@ -21,6 +21,9 @@ Deno.test("Run routes over HTTP", async (t) => {
     await t.step("a message over 8192 UTF-8 bytes is 413; exactly 8192 is accepted", async () => {
       const over = await submit(h, conv, "é".repeat(4096) + "x");
       assertEquals([over.status, codeOf(over)], [413, "message_too_large"]);
+      // One byte over in ASCII is the same bound and the same code, not a schema error.
+      const ascii = await submit(h, conv, "x".repeat(USER_MESSAGE_MAX_BYTES + 1));
+      assertEquals([ascii.status, codeOf(ascii)], [413, "message_too_large"]);
       const extra = await h.api("POST", `/api/agents/${h.agent}/sessions/${conv}/runs`, {
         message: "hi",
         temperature: 2,
@@ -185,6 +188,9 @@ Deno.test("Run routes over HTTP", async (t) => {
       const extra = await newConversation(h);
       const busy = await submit(h, extra, "one too many");
       assertEquals([busy.status, codeOf(busy)], [503, "runs_busy"]);
+      // A second submit to a busy Conversation is 409 even when all slots are taken [CV-2].
+      const second = await submit(h, runs[0].conv, "second in a busy conversation");
+      assertEquals([second.status, codeOf(second)], [409, "conversation_busy"]);
       for (const r of runs) {
         const c = await h.api("POST", `/api/agents/${h.agent}/runs/${r.run}/cancel`);
         assertEquals(c.status, 202);
