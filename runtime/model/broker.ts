@@ -192,6 +192,10 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
       return { result: failed(code), attempts: 0 };
     }
     try {
+      // The circuit may have opened while this call waited for its slot.
+      if (circuit.isOpen(key)) {
+        return { result: failed("model_temporarily_unhealthy"), attempts: 0 };
+      }
       const st = models.get(entry);
       const profile = st.status.available ? st.status.profile : null;
       if (profile === null || st.addr === null) {

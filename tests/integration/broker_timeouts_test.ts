@@ -226,3 +226,22 @@ Deno.test("a far-future deadline does not fire early (timer delays are clamped)"
     assertEquals(out.kind, "completed");
   });
 });
+
+Deno.test("a call that waited for a slot while the circuit opened is refused without HTTP", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(...Array.from({ length: 4 }, () => sc.slowFirstFrame(5000)));
+    const a = broker.chat(req().req);
+    const b = broker.chat(req().req);
+    await ollama.waitForChat(1);
+    const c = req();
+    const pc = broker.chat(c.req); // queued behind A and B, whose first frames never come
+    assertEquals(await pc, {
+      kind: "failed",
+      code: "model_temporarily_unhealthy",
+      retryable: true,
+    });
+    assertEquals(c.rec.types(), pairs(0));
+    await Promise.all([a, b]);
+    assert(ollama.chats.length <= 3, `${ollama.chats.length} chats: C reached Ollama`);
+  }, { timeouts: { firstFrameMs: 150, queueWaitMs: 5000, circuitOpenMs: 10_000 } });
+});
