@@ -5,9 +5,11 @@
  *
  * Enforces: a bounded descriptor walk (depth 16, ≤ 4096 entries, `.git` not
  * entered); at most 16 temps removed per call; a temp is removed only if it
- * is a regular file owned by the workspace uid, with one link, not
- * group/world-writable and ≤ 1 MiB — any other object in the namespace is an
- * anomaly and the cleanup fails closed without removing it. Each directory is
+ * is a regular file owned by the workspace uid, not group/world-writable and
+ * ≤ 1 MiB (a second link is allowed: unlinking the temp name leaves the other
+ * name's content intact, and repairs a crash after provisioning's linkat) —
+ * any other object in the namespace is an anomaly and the cleanup fails
+ * closed without removing it. Each directory is
  * flock'ed while its temps are removed, so a concurrent commit is never raced.
  */
 import { listDir } from "../../sandbox/dirents.ts";
@@ -62,7 +64,10 @@ function cleanDir(c: Cleanup, dirfd: number, depth: number): Fail | null {
     const st = lstatIn(dirfd, e.name);
     if (!st.ok) continue;
     if (isReservedName(e.name)) {
-      const bad = checkRegularFile(c.root, st.st, READ_FILE_MAX_BYTES);
+      // A crash between instruction provisioning's linkat and its temp unlink
+      // leaves the temp sharing the file's inode; removing the temp NAME is
+      // what restores the file's single link, and never touches its content.
+      const bad = checkRegularFile(c.root, { ...st.st, nlink: 1 }, READ_FILE_MAX_BYTES);
       if (bad !== null) return { ok: false, code: bad };
       temps.push(e.name);
     } else if ((st.st.mode & S_IFMT) === S_IFDIR && depth + 1 <= GLOB_DEPTH_MAX) {
