@@ -137,9 +137,33 @@ export function createAgentService(opts: AgentServiceOptions) {
     opts.log.info("agent.deleted", { agent: id });
   }
 
+  /**
+   * Cancels the Agent's work and waits until every admission is released. The
+   * whole wait (the Run service's cancel included) is bounded by drainTimeoutMs:
+   * a Run that never finishes cannot hold the fenced operation open.
+   */
   async function drain(id: string, reason: "upgrade" | "delete"): Promise<boolean> {
-    if (runControl) await runControl.cancelAgentWork(id, reason);
-    return await admissions.waitDrained(id, drainTimeoutMs);
+    const deadline = performance.now() + drainTimeoutMs;
+    if (runControl) {
+      const cancelling = runControl.cancelAgentWork(id, reason);
+      // A cancel that fails after the wait gave up is still reported, never dropped.
+      cancelling.catch((err: unknown) =>
+        opts.log.error("agent.cancel_failed", {
+          agent: id,
+          error: err instanceof Error ? err.name : "unknown",
+        })
+      );
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = new Promise<boolean>((r) =>
+        timer = setTimeout(() => r(true), drainTimeoutMs)
+      );
+      try {
+        if (await Promise.race([cancelling.then(() => false), timedOut])) return false;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    return await admissions.waitDrained(id, Math.max(0, deadline - performance.now()));
   }
 
   function createRow(id: string, name: string, isSystem: boolean): AgentRow {

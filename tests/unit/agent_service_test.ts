@@ -284,3 +284,26 @@ Deno.test("two deletes racing on one draining Agent: one removes it, the other f
     const events = listAudit(registry, a.id, 10).map((r) => r.event);
     assertEquals(events, ["created", "delete_fenced", "deleted"], "no residue is recorded");
   }));
+
+Deno.test("a Run that ignores cancellation cannot hold an upgrade or delete past the drain timeout", () =>
+  withAgents(async ({ agents }) => {
+    const a = agents.create("Alpha");
+    const adm = agents.admit(a.id);
+    // The Run service's cancel never completes (a stuck Run): only the drain bound ends the wait.
+    agents.attachRunControl({ cancelAgentWork: () => new Promise<void>(() => {}) });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const hung = new Promise<"hung">((r) => timer = setTimeout(() => r("hung"), 5000));
+    try {
+      const outcome = (op: Promise<unknown>) =>
+        Promise.race([op.then(() => "done", (e: unknown) => e), hung]);
+      const up = await outcome(agents.upgrade(a.id));
+      expectCode("agent_busy")(up);
+      assertEquals([agents.get(a.id).state, agents.get(a.id).generation], ["active", 1]);
+      const del = await outcome(agents.delete(a.id));
+      expectCode("agent_busy")(del);
+      assertEquals(agents.get(a.id).state, "deleting");
+    } finally {
+      clearTimeout(timer);
+      adm.release();
+    }
+  }, 50));
