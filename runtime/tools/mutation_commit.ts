@@ -5,7 +5,8 @@
  * parent directory fd (per-target serialisation that also holds across
  * processes):
  * - the plan is intact (plan digest) and bound to the current Agent
- *   generation, Run and call;
+ *   generation, Run and call; its path is canonical and outside the reserved
+ *   namespace and its content within the bounds (re-checked, not trusted);
  * - the parent directory is the same object the plan saw;
  * - create: the name is absent, and the new file appears only through
  *   renameat2(RENAME_NOREPLACE) from a private temp;
@@ -47,7 +48,12 @@ import {
   RENAME_NOREPLACE,
   syscall,
 } from "../../sandbox/libc.ts";
-import { EDIT_TIMEOUT_MS, READ_FILE_MAX_BYTES } from "../limits.ts";
+import {
+  EDIT_FRAGMENT_MAX_BYTES,
+  EDIT_TIMEOUT_MS,
+  READ_FILE_MAX_BYTES,
+  WRITE_CONTENT_MAX_BYTES,
+} from "../limits.ts";
 import {
   type MutationBinding,
   type MutationPlan,
@@ -57,7 +63,7 @@ import {
   sameBinding,
 } from "./mutation_plan.ts";
 import { applyEdit } from "./file_edit.ts";
-import { WRITE_TEMP_PREFIX } from "./path.ts";
+import { canonicalPath, isReservedName, WRITE_TEMP_PREFIX } from "./path.ts";
 import { contentDigest, decodeText } from "./text.ts";
 
 /** Test seams that make races deterministic; production passes none. */
@@ -120,6 +126,24 @@ function writeTemp(dirfd: number, data: Uint8Array): string | null {
   return name;
 }
 
+/** The [TL-6] content bounds and text rules, re-checked on the plan itself. */
+function checkPlanSizes(plan: MutationPlan): Fail["code"] | null {
+  const enc = new TextEncoder();
+  if (plan.content !== null) {
+    if (!plan.content.isWellFormed()) return "file_invalid_utf8";
+    const bytes = enc.encode(plan.content);
+    if (bytes.length > WRITE_CONTENT_MAX_BYTES) return "content_too_large";
+    const t = decodeText(bytes);
+    if (!t.ok) return t.code;
+  }
+  for (const frag of [plan.old_text, plan.new_text]) {
+    if (frag !== null && enc.encode(frag).length > EDIT_FRAGMENT_MAX_BYTES) {
+      return "content_too_large";
+    }
+  }
+  return null;
+}
+
 /** Computes the new content the plan will commit, given the current text. */
 function newTextOf(plan: MutationPlan, current: string | null): string | null {
   if (plan.tool === "file/write") return plan.content;
@@ -141,8 +165,15 @@ export function commitMutation(
   const { plan_digest: _d, ...rest } = plan;
   if (planDigest(rest) !== plan.plan_digest) return fail("approval_stale");
   if (!sameBinding(plan.binding, opts.binding)) return fail("approval_stale");
-  const components = plan.path.split("/");
+  // The plan digest is not a MAC: re-check what prepare checked, so a rewritten
+  // persisted plan cannot reach the reserved namespace or exceed the bounds.
+  const p = canonicalPath(plan.path);
+  if (!p.ok) return p;
+  const components = p.components;
   const leaf = components[components.length - 1];
+  if (isReservedName(leaf)) return fail("path_invalid");
+  const sized = checkPlanSizes(plan);
+  if (sized !== null) return fail(sized);
   const parent = openDirChain(root, components.slice(0, -1));
   if (!parent.ok) return parent;
   const dirfd = parent.fd;

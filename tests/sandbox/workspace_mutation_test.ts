@@ -4,7 +4,13 @@ import { fileReadText, type ReadReceipt } from "../../runtime/tools/file_read_te
 import { prepareEdit } from "../../runtime/tools/file_edit.ts";
 import { prepareWrite } from "../../runtime/tools/file_write.ts";
 import { commitMutation } from "../../runtime/tools/mutation_commit.ts";
-import { PREVIEW_TRUNCATED_MARKER } from "../../runtime/tools/mutation_plan.ts";
+import {
+  lineDiff,
+  type MutationPlan,
+  newContentDigest,
+  planDigest,
+  PREVIEW_TRUNCATED_MARKER,
+} from "../../runtime/tools/mutation_plan.ts";
 import { steppingClock, type TempWorkspace, withWorkspace } from "./workspace_fixture.ts";
 
 const binding = { agent_id: "agent-1", generation: 3, run_id: "run-1", call_id: "call-1" };
@@ -308,5 +314,68 @@ Deno.test("a commit waits for another writer's directory lock and gives up at it
     }
     assertEquals(code(commitMutation(ws.root, plan.plan, { binding })), "ok");
     assertEquals(Deno.readTextFileSync(`${ws.dir}/l.txt`), "after\n");
+  });
+});
+
+Deno.test("commit re-checks a plan's path and sizes even when its digest was recomputed", () => {
+  withWorkspace((ws) => {
+    const made = prepareWrite(ws.root, { path: "ok.txt", content: "x\n" }, {
+      receipt: null,
+      binding,
+    });
+    assert(made.ok);
+    // A plan rewritten by whoever can reach the persisted approval: the digest
+    // is not a MAC, so commit must not trust what prepare already checked.
+    const forge = (over: Partial<MutationPlan>) => {
+      const { plan_digest: _d, ...rest } = { ...made.plan, ...over };
+      return { ...rest, plan_digest: planDigest(rest) };
+    };
+    const reserved = forge({ path: ".agent-builder-write-planted" });
+    assertEquals(code(commitMutation(ws.root, reserved, { binding })), "path_invalid");
+    assertEquals(
+      code(commitMutation(ws.root, forge({ path: "a//b" }), { binding })),
+      "path_invalid",
+    );
+    const big = "b".repeat(8193);
+    const huge = forge({ content: big, new_digest: newContentDigest(big) });
+    assertEquals(code(commitMutation(ws.root, huge, { binding })), "content_too_large");
+    const ctl = "a\u0000b";
+    const bin = forge({ content: ctl, new_digest: newContentDigest(ctl) });
+    assertEquals(code(commitMutation(ws.root, bin, { binding })), "file_binary");
+    assertEquals([...Deno.readDirSync(ws.dir)].length, 0);
+    assertEquals(code(commitMutation(ws.root, made.plan, { binding })), "ok");
+  });
+});
+
+Deno.test("mutation bounds at exactly the limit pass: 4 KiB fragments and a 4 KiB diff shown whole", () => {
+  withWorkspace((ws) => {
+    const frag = "f".repeat(4096);
+    ws.file("frag.txt", `${frag}\n`);
+    const ok = prepareEdit(ws.root, {
+      path: "frag.txt",
+      old_text: frag,
+      new_text: "g".repeat(4096),
+    }, {
+      receipt: receipt(ws, "frag.txt"),
+      binding,
+    });
+    assert(ok.ok);
+    // A create diff of exactly 4096 bytes is the preview; one byte more is cut with the marker.
+    const overhead = lineDiff("p.txt", null, "").length;
+    const exact = "x".repeat(4096 - overhead);
+    const whole = prepareWrite(ws.root, { path: "p.txt", content: exact }, {
+      receipt: null,
+      binding,
+    });
+    assert(whole.ok);
+    assertEquals(new TextEncoder().encode(whole.diff).length, 4096);
+    assertEquals(whole.preview, whole.diff);
+    const over = prepareWrite(ws.root, { path: "p.txt", content: exact + "x" }, {
+      receipt: null,
+      binding,
+    });
+    assert(over.ok);
+    assert(new TextEncoder().encode(over.preview).length <= 4096);
+    assert(over.preview.endsWith(PREVIEW_TRUNCATED_MARKER));
   });
 });
