@@ -5,7 +5,7 @@
  * context overflow recovery, raw stream bounds, unknown ids and capabilities.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { PROVIDER_STREAM_MAX_FRAMES } from "../../runtime/limits.ts";
+import { PROVIDER_FRAME_MAX_BYTES, PROVIDER_STREAM_MAX_FRAMES } from "../../runtime/limits.ts";
 import * as sc from "../../tools/fake_ollama/scenarios.ts";
 import { pairs, withBroker } from "../helpers/model.ts";
 
@@ -346,5 +346,37 @@ Deno.test("a recovery hook that throws fails the call with model_context_limit",
     );
     assertEquals(out, { kind: "failed", code: "model_context_limit", retryable: false });
     assertEquals(ollama.chats.length, 1);
+  });
+});
+
+Deno.test("one NDJSON line over 64 KiB fails with model_stream_too_large; exactly 64 KiB is read", async () => {
+  /** A content frame whose JSON line (without the newline) is exactly `n` bytes. */
+  const lineOf = (n: number) => {
+    const shell = JSON.stringify({
+      model: "qwen3.5:2b",
+      message: { role: "assistant", content: "" },
+      done: false,
+    });
+    const pad = Array.from({ length: n - shell.length }, (_, i) => "abcdefghij"[i % 7]).join("");
+    const line = shell.replace('"content":""', `"content":"${pad}"`);
+    assertEquals(line.length, n);
+    return line + "\n";
+  };
+  await withBroker(async ({ ollama, broker, req }) => {
+    const done = JSON.stringify({ model: "qwen3.5:2b", done: true, done_reason: "stop" }) + "\n";
+    ollama.enqueue(
+      { kind: "stream", steps: [{ raw: lineOf(PROVIDER_FRAME_MAX_BYTES + 1) }, { raw: done }] },
+      { kind: "stream", steps: [{ raw: lineOf(PROVIDER_FRAME_MAX_BYTES) }, { raw: done }] },
+    );
+    const { req: r, rec } = req({ phase: "tools" }); // tools phase: no repetition guard
+    assertEquals(await broker.chat(r), {
+      kind: "failed",
+      code: "model_stream_too_large",
+      retryable: false,
+    });
+    assertEquals(rec.types(), pairs(1));
+    const out = await broker.chat(req({ phase: "tools" }).req);
+    assert(out.kind === "completed");
+    assertEquals(out.reason, "max_output"); // 64 KiB of content is past the 12 KiB ceiling
   });
 });
