@@ -3,7 +3,8 @@
  * [CV-2, CV-5, CV-6, SB-1, EV-1, EV-2, TL-2].
  *
  * What this file enforces:
- * - admission: message ≤ 8192 UTF-8 bytes (413), ≤ 4 active Runs (503
+ * - admission: message ≤ 8192 UTF-8 bytes (413), slash input refused
+ *   (`command_invalid`, it belongs to …/commands [SC-1]), ≤ 4 active Runs (503
  *   runs_busy), the Agent's admission fence (agent_busy), one active Run per
  *   Conversation (409 conversation_busy — checked in memory, then by the
  *   revision CAS and the `runs_one_active`/`turns_one_running` unique indexes
@@ -21,6 +22,7 @@
  *   every Run root is removed.
  */
 import type { AgentService } from "../agents/service.ts";
+import { isCommandInput } from "../commands/parser.ts";
 import { admit } from "../context/admission.ts";
 import { compileContextPlan, type ContextPlan } from "../context/plan.ts";
 import { AppError } from "../errors.ts";
@@ -157,6 +159,9 @@ export function createRunService(opts: RunServiceOptions) {
   async function submit(agentId: string, conversationId: string, body: SubmitBody) {
     if (utf8Bytes(body.message) > USER_MESSAGE_MAX_BYTES) throw new AppError("message_too_large");
     if (body.message.length === 0) throw new AppError("schema_violation", "empty message");
+    // [SC-1] Slash input is a command (…/commands), parsed before admission: it never
+    // becomes a Turn and never reaches the model, whoever posts it here.
+    if (isCommandInput(body.message)) throw new AppError("command_invalid", "slash input");
     if (shuttingDown) throw new AppError("shutting_down");
     assertRoomFor(agentId, conversationId);
     const admission = opts.agents.admit(agentId);

@@ -35,6 +35,21 @@ Deno.test("Run routes over HTTP", async (t) => {
       await readSse(h, exact.body.run_id);
     });
 
+    await t.step(
+      "slash input is never admitted as a Turn nor sent to the model [SC-1]",
+      async () => {
+        const chats = h.ollama.chats.length;
+        const before = (await h.api("GET", `/api/agents/${h.agent}/sessions/${conv}`)).body.turns;
+        for (const message of ["/status", "/model qwen3.5:2b", "/no-such-command please"]) {
+          const r = await submit(h, conv, message);
+          assertEquals([r.status, codeOf(r)], [422, "command_invalid"], message);
+        }
+        const after = (await h.api("GET", `/api/agents/${h.agent}/sessions/${conv}`)).body.turns;
+        assertEquals(after.length, before.length, "no Turn was created");
+        assertEquals(h.ollama.chats.length, chats, "the model was never called");
+      },
+    );
+
     await t.step("Last-Event-ID resumes the live stream after the given event", async () => {
       h.ollama.enqueue(scenarios.text("one two three four five six", { frameDelayMs: 40 }));
       const r = await submit(h, conv, "count");
