@@ -8,7 +8,10 @@
  *   the call end and the Run deadline close the stream whenever they come;
  * - any timer, a cancel or a repetition hit closes the socket immediately;
  * - the stream ends only at a validated `done:true` frame; EOF, an in-band
- *   `{"error":…}` line, invalid JSON or schema violations are failures;
+ *   `{"error":…}` line, invalid JSON or schema violations are failures —
+ *   except while draining past the 12 KiB ceiling [MB-6]: the answer is then
+ *   already committed, so any fault but a cancel closes the socket and
+ *   finishes `max_output` with usage incomplete (no tool calls may be pending);
  * - tool calls are collected from every frame (the final one included),
  *   arguments must be objects, at most MODEL_TOOL_CALLS_PER_RESPONSE_MAX;
  * - provider text never leaves as an error message — only fixed codes.
@@ -42,6 +45,8 @@ export type AttemptResult =
     toolCalls: ToolCall[];
     usage: Usage;
     ttfbMs: number;
+    /** Set when a drain past the ceiling ended on a fault instead of the final frame. */
+    transport?: AttemptOutcome;
   }
   | {
     kind: "failed";
@@ -87,18 +92,32 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     frameTimer = setTimeout(() => fire("idle"), delay(input.idleMs));
   };
 
+  const toolCalls: ToolCall[] = [];
   const fail = (
     code: ErrorCode,
     outcome: AttemptOutcome,
     counts = ttfb === null,
-  ): AttemptResult => ({
-    kind: "failed",
-    code,
-    outcome,
-    zeroFrame: ttfb === null,
-    countsForCircuit: counts && ttfb === null,
-    ttfbMs: ttfb,
-  });
+  ): AttemptResult => {
+    if (ttfb !== null && input.answer.state === "max_output" && toolCalls.length === 0) {
+      // Draining past the ceiling [MB-6]: the answer stands; only the usage is lost.
+      return {
+        kind: "done",
+        reason: "max_output",
+        toolCalls,
+        usage: NO_USAGE,
+        ttfbMs: ttfb,
+        transport: outcome,
+      };
+    }
+    return {
+      kind: "failed",
+      code,
+      outcome,
+      zeroFrame: ttfb === null,
+      countsForCircuit: counts && ttfb === null,
+      ttfbMs: ttfb,
+    };
+  };
   /** Maps an interrupted read/connect to cancel or the timer that fired. */
   const interrupted = (): AttemptResult => {
     if (input.signal.aborted && fired === null) return { kind: "cancelled", ttfbMs: ttfb };
@@ -153,7 +172,6 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
     }
 
     const reader = new NdjsonReader(res);
-    const toolCalls: ToolCall[] = [];
     for (;;) {
       let line: string | null;
       try {

@@ -235,7 +235,7 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
           req.observer?.attemptFinished({
             ...base,
             outcome: ar.kind === "done"
-              ? ar.reason === "repetition_truncated" ? "repetition_closed" : "ok"
+              ? ar.transport ?? (ar.reason === "repetition_truncated" ? "repetition_closed" : "ok")
               : ar.kind === "failed"
               ? ar.outcome
               : ar.kind === "cancelled"

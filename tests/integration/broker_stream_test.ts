@@ -5,7 +5,11 @@
  * and exactly what the broker sent [MB-1, MB-3, MB-6].
  */
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { ANSWER_COMMIT_MAX_BYTES, CONTENT_IPC_FRAMES_MAX } from "../../runtime/limits.ts";
+import {
+  ANSWER_COMMIT_MAX_BYTES,
+  CONTENT_IPC_FRAMES_MAX,
+  PROVIDER_STREAM_MAX_FRAMES,
+} from "../../runtime/limits.ts";
 import { MAX_OUTPUT_MARKER } from "../../runtime/model/answer.ts";
 import * as sc from "../../tools/fake_ollama/scenarios.ts";
 import { contentFrame, doneFrame } from "../../tools/fake_ollama/frames.ts";
@@ -247,5 +251,40 @@ Deno.test("tool calls arriving together with a max_output answer fail closed wit
       code: "model_protocol_error",
       retryable: false,
     });
+  });
+});
+
+Deno.test("once the 12 KiB answer is committed, a drain that breaks a stream bound or stalls still finishes max_output", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    const big = "déjà vu, encore une fois. ".repeat(600); // ≈ 16 KB: past the ceiling
+    // Past the ceiling, the provider keeps going beyond the 4096-frame bound (as a
+    // num_predict-long answer does: 4096 token frames + the final frame).
+    ollama.enqueue((c) => ({
+      kind: "stream",
+      steps: (function* () {
+        yield { frame: contentFrame(c.model, big) };
+        for (let i = 0; i < PROVIDER_STREAM_MAX_FRAMES; i++) {
+          yield { frame: contentFrame(c.model, ` t${i}`) };
+        }
+        yield { frame: doneFrame(c.model, { doneReason: "length" }) };
+      })(),
+    }), (c) => ({
+      kind: "stream",
+      steps: [{ frame: contentFrame(c.model, big) }, { hang: true }],
+    }));
+    for (const [i, transport] of [[0, "stream_too_large"], [1, "idle_timeout"]] as const) {
+      const { req: r, rec } = req({ phase: "tools" }); // tools phase: no repetition guard
+      const out = await broker.chat(r);
+      assert(out.kind === "completed", JSON.stringify(out));
+      assertEquals(out.reason, "max_output");
+      assert(out.content.endsWith(MAX_OUTPUT_MARKER));
+      assert(bytes(out.content) <= ANSWER_COMMIT_MAX_BYTES);
+      assertEquals(out.usage, { inputTokens: 0, outputTokens: 0, complete: false });
+      assertEquals(rec.types(), pairs(1));
+      assertEquals((rec.events[2].e as any).outcome, transport);
+      assertEquals((rec.events[3].e as any).outcome, "max_output");
+      // The stalled stream is hung up on (the bounded one may already sit whole in socket buffers).
+      if (i === 1) assertEquals(await ollama.chats[i].closed, "client_closed");
+    }
   });
 });
