@@ -20,7 +20,7 @@ import { readLivePidRecord } from "../instance.ts";
 import { TOKEN_MAX_CHARS, TOKEN_MIN_CHARS } from "../limits.ts";
 import { generateToken, isValidTokenFormat, writeToken } from "../secrets/bootstrap_token.ts";
 import { ensurePrivateDir } from "../path_safety.ts";
-import { parseArgs } from "./args.ts";
+import { parseArgs, type ParsedArgs, UsageError } from "./args.ts";
 
 const CTRL_C = 0x03;
 const CTRL_D = 0x04;
@@ -57,8 +57,25 @@ async function readHiddenLine(prompt: string): Promise<string> {
   }
 }
 
+/**
+ * Parses `[--home DIR] [--generate]`. Anything else may be a token typed on the
+ * command line by mistake, so the refusal names no argument (a usage error
+ * would repeat it) and nothing is changed.
+ */
+function parseRotateArgs(argv: string[]): ParsedArgs {
+  try {
+    return parseArgs(argv, { flags: ["home"], switches: ["generate"] });
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    throw new UsageError(
+      "takes only --home DIR and --generate; the token is never read from the command line " +
+        "(it is typed at a hidden prompt)",
+    );
+  }
+}
+
 export async function rotateTokenCommand(argv: string[]): Promise<number> {
-  const a = parseArgs(argv, { flags: ["home"], switches: ["generate"] });
+  const a = parseRotateArgs(argv);
   const home = resolveHome(a.flags.home ?? Deno.cwd());
   let token: string;
   if (a.switches.has("generate")) {

@@ -138,13 +138,21 @@ Deno.test("rotate-token refuses a non-TTY stdin and never reads the value from a
     const out = await child.output();
     assertEquals(out.code, 2);
     assertMatch(new TextDecoder().decode(out.stderr), /not a terminal/);
-    const extra = await new Deno.Command(DENO, {
-      args: rotateArgs(server.home, "ArgvToken12345"),
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assertEquals(extra.code, 2, "a positional token is a usage error");
+    // A value typed on the command line is refused as a usage error (not merely as a
+    // non-TTY stdin) and never repeated back.
+    for (const arg of ["ArgvToken12345", "--token=ArgvToken12345"]) {
+      const extra = await new Deno.Command(DENO, {
+        args: rotateArgs(server.home, arg),
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+        env: { DENO_NO_UPDATE_CHECK: "1" },
+      }).output();
+      const said = new TextDecoder().decode(extra.stdout) + new TextDecoder().decode(extra.stderr);
+      assertEquals(extra.code, 2, `${arg} is a usage error`);
+      assertMatch(said, /never read from the command line/);
+      assert(!said.includes("ArgvToken12345"), "the argv value is not echoed");
+    }
     assertEquals(readBootstrapToken(server.home), oldToken);
   } finally {
     await server.stop();
