@@ -204,3 +204,78 @@ Deno.test("a glob result, envelope included, stays within 12 KiB", () => {
     assert(new TextEncoder().encode(JSON.stringify(g)).length <= 12 * 1024);
   });
 });
+
+Deno.test("exactly 4096 directory entries are searched; the 4097th fails the search closed", () => {
+  withWorkspace((ws) => {
+    // Symlinks count as entries but never as files, so only the entry cap is in play.
+    const flood = ws.mkdir("flood");
+    const made = new Deno.Command("sh", {
+      args: ["-c", 'cd "$1" && seq -f l%g 0 4094 | xargs ln -s -t .', "sh", flood],
+    }).outputSync();
+    assert(made.success);
+    const g = fileGlob(ws.root, { pattern: "**" });
+    assert(g.ok);
+    assertEquals(g.refused, 4095);
+    assertEquals(code(fileGrep(ws.root, { pattern: "x" })), "ok");
+    Deno.symlinkSync("x", `${ws.dir}/flood/l4095`);
+    assertEquals(code(fileGlob(ws.root, { pattern: "**" })), "search_limit");
+    assertEquals(code(fileGrep(ws.root, { pattern: "x" })), "search_limit");
+  });
+});
+
+Deno.test("grep reads exactly 2 MiB; one more byte fails the search closed", () => {
+  withWorkspace((ws) => {
+    const mib = ("a".repeat(1023) + "\n").repeat(1024);
+    ws.file("one.txt", mib);
+    ws.file("two.txt", mib);
+    const r = fileGrep(ws.root, { pattern: "zzz" });
+    assert(r.ok);
+    assertEquals(r.files_searched, 2);
+    ws.file("three.txt", "z");
+    assertEquals(code(fileGrep(ws.root, { pattern: "zzz" })), "search_limit");
+  });
+});
+
+Deno.test("grep returns exactly 128 matches untruncated; the 129th truncates with match_limit", () => {
+  withWorkspace((ws) => {
+    ws.file("m.txt", "hit\n".repeat(128));
+    const r = fileGrep(ws.root, { pattern: "hit" });
+    assert(r.ok);
+    assertEquals(r.matches.length, 128);
+    assertEquals(r.truncated, "none");
+    ws.file("n.txt", "hit\n");
+    const over = fileGrep(ws.root, { pattern: "hit" });
+    assert(over.ok);
+    assertEquals(over.matches.length, 128);
+    assertEquals(over.truncated, "match_limit");
+  });
+});
+
+Deno.test("grep searches a line of exactly 16 KiB and refuses a file with a 16 KiB + 1 byte line", () => {
+  withWorkspace((ws) => {
+    ws.file("ascii.txt", "needle" + "x".repeat(16 * 1024 - 6) + "\r\n");
+    ws.file("wide.txt", "needle" + "é".repeat((16 * 1024 - 6) / 2) + "\n");
+    ws.file("astral.txt", "needle" + "😀".repeat(4094) + "xx\n");
+    ws.file("over.txt", "needle" + "é".repeat((16 * 1024 - 6) / 2) + "x\n");
+    ws.file("over4.txt", "needle" + "😀".repeat(4094) + "xxx\n");
+    const r = fileGrep(ws.root, { pattern: "needle" });
+    assert(r.ok);
+    assertEquals(r.matches.map((m) => m.path), ["ascii.txt", "astral.txt", "wide.txt"]);
+    assertEquals(r.refused, 2);
+  });
+});
+
+Deno.test("grep accepts a 256-byte pattern and refuses 257 bytes, literal or regex", () => {
+  withWorkspace((ws) => {
+    ws.file("p.txt", "é".repeat(128) + "\n");
+    for (const regex of [false, true]) {
+      const ok = fileGrep(ws.root, { pattern: "é".repeat(128), regex });
+      assert(ok.ok);
+      assertEquals(ok.matches.length, 1);
+      assertEquals(
+        code(fileGrep(ws.root, { pattern: "é".repeat(128) + "x", regex })),
+        "pattern_invalid",
+      );
+    }
+  });
+});
