@@ -108,10 +108,10 @@ export type RunService = ReturnType<typeof createRunService>;
 export function createRunService(opts: RunServiceOptions) {
   const now = opts.now ?? Date.now;
   const catalog = opts.catalog ?? sealCatalog();
-  const deadlineMs = opts.deadlineMs ?? RUN_DEADLINE_MS;
+  const hooks = opts.testHooks ?? NO_RUN_TEST_HOOKS;
+  const deadlineMs = opts.deadlineMs ?? hooks.runDeadlineMs ?? RUN_DEADLINE_MS;
   const hub = new LiveHub();
   const approvals = new Approvals();
-  const hooks = opts.testHooks ?? NO_RUN_TEST_HOOKS;
   const preparations = new Preparations(now, hooks.preparationPause);
   const active = new Map<string, ActiveRun>();
   /** Plans of the most recent Runs for inspection [CX-4]; older Runs answer from run.started. */
