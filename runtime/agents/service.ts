@@ -22,6 +22,7 @@
  * with `attachRunControl`) and wait until every admission is released, at most
  * AGENT_DRAIN_TIMEOUT_MS; an upgrade whose drain times out lifts the fence
  * (`agent_busy`), a delete stays fenced and is resumed by a retry or restart.
+ * An upgrade whose staging fails also stays fenced and is resumed the same way.
  */
 import { AppError } from "../errors.ts";
 import { AGENT_DRAIN_TIMEOUT_MS, AGENTS_MAX, SYSTEM_AGENT_ID } from "../limits.ts";
@@ -101,6 +102,8 @@ export function createAgentService(opts: AgentServiceOptions) {
   const now = opts.now ?? Date.now;
   const drainTimeoutMs = opts.drainTimeoutMs ?? AGENT_DRAIN_TIMEOUT_MS;
   const admissions = createAdmissionTracker();
+  /** Agents whose upgrade is running in this process (a fenced row without one is resumable). */
+  const upgradesInFlight = new Set<string>();
   let runControl: AgentRunControl | null = null;
 
   function requireRow(id: string): AgentRow {
@@ -211,16 +214,23 @@ export function createAgentService(opts: AgentServiceOptions) {
     async upgrade(id: string): Promise<AgentView> {
       const row = requireRow(id);
       if (row.is_system === 1) throw new AppError("agent_protected");
-      const staged = reg.fenceForUpgrade(db, id, now());
+      // An upgrade left fenced by a failed staging (and not running now) is resumed.
+      const resume = row.state === "upgrading" && !upgradesInFlight.has(id);
+      const staged = resume ? row.pending_generation : reg.fenceForUpgrade(db, id, now());
       if (staged === null) throw new AppError("agent_busy");
-      opts.faults.hit("agent.upgrade.after_fence");
-      if (!(await drain(id, "upgrade"))) {
-        reg.abortUpgrade(db, id, now());
-        throw new AppError("agent_busy", "upgrade drain timed out");
+      upgradesInFlight.add(id);
+      try {
+        opts.faults.hit("agent.upgrade.after_fence");
+        if (!(await drain(id, "upgrade"))) {
+          reg.abortUpgrade(db, id, now());
+          throw new AppError("agent_busy", "upgrade drain timed out");
+        }
+        stage(id, staged);
+        opts.faults.hit("agent.upgrade.after_stage");
+        if (!reg.promoteUpgrade(db, id, staged, now())) throw new AppError("agent_busy");
+      } finally {
+        upgradesInFlight.delete(id);
       }
-      stage(id, staged);
-      opts.faults.hit("agent.upgrade.after_stage");
-      if (!reg.promoteUpgrade(db, id, staged, now())) throw new AppError("agent_busy");
       opts.log.info("agent.upgraded", { agent: id, generation: staged });
       return toAgentView(requireRow(id));
     },

@@ -183,8 +183,12 @@ Deno.test("lifecycle operations on a fenced Agent are refused as busy", () =>
     registry.prepare("UPDATE agents SET state = 'upgrading', pending_generation = 2 WHERE id = ?")
       .run(a.id);
     assertThrows(() => agents.admit(a.id), expectCode("agent_busy"));
-    await assertRejects(() => agents.upgrade(a.id), expectCode("agent_busy"));
     await assertRejects(() => agents.delete(a.id), expectCode("agent_busy"));
+    registry.prepare("UPDATE agents SET state = 'deleting', pending_generation = NULL WHERE id = ?")
+      .run(a.id);
+    assertThrows(() => agents.admit(a.id), expectCode("agent_busy"));
+    await assertRejects(() => agents.upgrade(a.id), expectCode("agent_busy"));
+    assertThrows(() => agents.rename(a.id, "Beta"), expectCode("agent_busy"));
   }));
 
 Deno.test("the Agent cap counts every Agent including the system Agent", () =>
@@ -307,3 +311,36 @@ Deno.test("a Run that ignores cancellation cannot hold an upgrade or delete past
       adm.release();
     }
   }, 50));
+
+Deno.test("an upgrade whose staging failed stays fenced and a retry completes it", () =>
+  withAgents(async ({ root, agents }) => {
+    const a = agents.create("Alpha");
+    const runtime = `${root}/.runtime/agents/${a.id}`;
+    const outside = Deno.makeTempDirSync({ prefix: "ab-outside-" });
+    try {
+      // A tampered runtime dir makes staging refuse; the fence stays up (no Run admitted).
+      Deno.removeSync(runtime, { recursive: true });
+      Deno.symlinkSync(outside, runtime);
+      await assertRejects(() => agents.upgrade(a.id), expectCode("unsafe_path"));
+      assertEquals([agents.get(a.id).state, agents.get(a.id).generation], ["upgrading", 1]);
+      assertThrows(() => agents.admit(a.id), expectCode("agent_busy"));
+      // Once the cause is gone, retrying the upgrade resumes it instead of refusing as busy.
+      Deno.removeSync(runtime);
+      const up = await agents.upgrade(a.id);
+      assertEquals([up.state, up.generation], ["active", 2]);
+      assert(exists(runtime));
+    } finally {
+      Deno.removeSync(outside, { recursive: true });
+    }
+  }));
+
+Deno.test("while an upgrade drains, a second upgrade or a delete is refused as busy", () =>
+  withAgents(async ({ agents }) => {
+    const a = agents.create("Alpha");
+    const adm = agents.admit(a.id);
+    const first = agents.upgrade(a.id);
+    await assertRejects(() => agents.upgrade(a.id), expectCode("agent_busy"));
+    await assertRejects(() => agents.delete(a.id), expectCode("agent_busy"));
+    adm.release();
+    assertEquals((await first).generation, 2);
+  }));
