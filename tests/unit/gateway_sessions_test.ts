@@ -107,3 +107,24 @@ Deno.test("csrfEqual accepts only the exact token", () => {
   assert(!csrfEqual(t, randomSecret()));
   assert(!csrfEqual(t, t.toUpperCase() === t ? t.toLowerCase() : t.toUpperCase()));
 });
+
+Deno.test("at capacity an expired session is ended before any live one is evicted", () => {
+  const c = clock(0);
+  const store = createSessionStore({ now: c.now });
+  const old = store.create();
+  // Kept active until just before its absolute end, so it is the most recently used.
+  while (c.now() + SESSION_IDLE_MS / 2 < SESSION_ABSOLUTE_MS - 1_000) {
+    c.advance(SESSION_IDLE_MS / 2);
+    assert(store.touch(old.secret) !== null);
+  }
+  c.advance(SESSION_ABSOLUTE_MS - 1_000 - c.now());
+  const live = Array.from({ length: SESSION_CAPACITY - 1 }, () => store.create());
+  c.advance(999);
+  assert(store.touch(old.secret) !== null, "still alive 1 ms before its absolute end");
+  c.advance(1);
+  assertEquals(store.size(), SESSION_CAPACITY);
+  store.create();
+  assert(old.session.ended.aborted, "the expired session was ended");
+  for (const s of live) assert(store.touch(s.secret) !== null, "no live session was evicted");
+  assertEquals(store.size(), SESSION_CAPACITY);
+});
