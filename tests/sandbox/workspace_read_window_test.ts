@@ -4,6 +4,7 @@ import { fileReadText } from "../../runtime/tools/file_read_text.ts";
 import { fileStat } from "../../runtime/tools/file_stat.ts";
 import { contentDigest } from "../../runtime/tools/text.ts";
 import { withWorkspace } from "./workspace_fixture.ts";
+import { pick, prng } from "../unit/workspace_prng.ts";
 
 Deno.test("read_text returns at most 4096 bytes and never splits a UTF-8 sequence", () => {
   withWorkspace((ws) => {
@@ -82,5 +83,102 @@ Deno.test("read_text accepts tabs, CRLF and an empty file", () => {
     const e = fileReadText(ws.root, { path: "empty.txt" });
     assert(e.ok);
     assertEquals(e.receipt.range, { start: 0, end: 0 });
+  });
+});
+
+Deno.test("read_text windows exactly at 4096 bytes and 256 lines, and one past each", () => {
+  withWorkspace((ws) => {
+    ws.file("b4096.txt", "a".repeat(4096));
+    const at = fileReadText(ws.root, { path: "b4096.txt" });
+    assert(at.ok);
+    assertEquals([at.receipt.range.end, at.receipt.truncated, at.next_offset], [
+      4096,
+      "none",
+      null,
+    ]);
+    ws.file("b4097.txt", "a".repeat(4097));
+    const past = fileReadText(ws.root, { path: "b4097.txt" });
+    assert(past.ok);
+    assertEquals([past.receipt.range.end, past.receipt.truncated, past.next_offset], [
+      4096,
+      "byte_limit",
+      4096,
+    ]);
+    // 257 lines: the window is the first 256 and the 257th (no trailing LF) follows.
+    ws.file("l257.txt", "x\n".repeat(256) + "y");
+    const l = fileReadText(ws.root, { path: "l257.txt" });
+    assert(l.ok);
+    assertEquals([l.receipt.range.end, l.receipt.truncated, l.next_offset], [
+      512,
+      "line_limit",
+      512,
+    ]);
+    const rest = fileReadText(ws.root, { path: "l257.txt", offset: 512 });
+    assert(rest.ok);
+    assertEquals([rest.text, rest.next_offset], ["y", null]);
+    // An offset equal to the length is the (empty) end window; one past is refused.
+    const end = fileReadText(ws.root, { path: "l257.txt", offset: 513 });
+    assert(end.ok);
+    assertEquals([end.text, end.next_offset, end.receipt.truncated], ["", null, "none"]);
+    const over = fileReadText(ws.root, { path: "l257.txt", offset: 514 });
+    assertEquals(over.ok ? "ok" : over.code, "tool_invalid_arguments");
+  });
+});
+
+Deno.test("property: following next_offset reassembles any text, every window bounded and on boundaries", () => {
+  const pieces = ["a", "\n", "é", "€", "😀", "\t", "\r\n", "ab\n", "x".repeat(40)];
+  withWorkspace((ws) => {
+    for (let seed = 1; seed <= 24; seed++) {
+      const rnd = prng(seed);
+      const parts: string[] = [];
+      const target = Math.floor(rnd() * 20000);
+      let len = 0;
+      while (len < target) {
+        const p = pick(rnd, pieces);
+        parts.push(p);
+        len += p.length;
+      }
+      const text = parts.join("");
+      const bytes = new TextEncoder().encode(text);
+      ws.file("p.txt", bytes);
+      let offset = 0;
+      let joined = "";
+      for (let step = 0; step < 10_000; step++) {
+        const r = fileReadText(ws.root, { path: "p.txt", offset });
+        assert(r.ok, `seed ${seed} offset ${offset}`);
+        const w = bytes.subarray(r.receipt.range.start, r.receipt.range.end);
+        assertEquals(r.receipt.range.start, offset);
+        assert(w.length <= 4096, `seed ${seed}: window of ${w.length} bytes`);
+        assert(w.filter((b) => b === 0x0a).length <= 256, `seed ${seed}: too many lines`);
+        assertEquals(new TextDecoder("utf-8", { fatal: true }).decode(w), r.text);
+        assertEquals(r.receipt.content_digest, contentDigest(bytes));
+        if (r.receipt.truncated === "line_limit") assertEquals(w[w.length - 1], 0x0a);
+        assertEquals(r.next_offset === null, r.receipt.truncated === "none");
+        assert(w.length > 0 || bytes.length === 0, "a window always makes progress");
+        joined += r.text;
+        if (r.next_offset === null) break;
+        offset = r.next_offset;
+      }
+      assertEquals(joined, text, `seed ${seed}`);
+    }
+  });
+});
+
+Deno.test("property: every offset inside a UTF-8 sequence is refused, every boundary accepted", () => {
+  withWorkspace((ws) => {
+    const text = "aé€😀\n€é😀a";
+    const bytes = new TextEncoder().encode(text);
+    ws.file("u.txt", bytes);
+    for (let off = 0; off <= bytes.length + 1; off++) {
+      const boundary = off <= bytes.length &&
+        (off === bytes.length || (bytes[off] & 0xc0) !== 0x80);
+      const r = fileReadText(ws.root, { path: "u.txt", offset: off });
+      assertEquals(
+        r.ok ? "ok" : r.code,
+        boundary ? "ok" : "tool_invalid_arguments",
+        `offset ${off}`,
+      );
+      if (r.ok) assertEquals(r.text, new TextDecoder().decode(bytes.subarray(off)));
+    }
   });
 });
