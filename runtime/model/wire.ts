@@ -109,11 +109,20 @@ export function chatBody(
   return {
     model: entry.providerModel,
     messages: messages.map(wireMessage),
-    ...(phase === "tools" && tools && tools.length > 0 ? { tools } : {}),
+    ...(phase === "tools" && tools && tools.length > 0 ? { tools: tools.map(wireTool) } : {}),
     stream: true,
     ...(profile.truncateSupported ? { truncate: false } : {}),
     keep_alive: entry.keepAliveS,
     options: { ...policy, num_ctx: profile.window, num_predict: profile.reserve },
+  };
+}
+
+/** Rebuilt field by field: nothing beyond the tool schema itself reaches the provider. */
+function wireTool(t: ProviderTool): Record<string, unknown> {
+  const f = t.function;
+  return {
+    type: "function",
+    function: { name: f.name, description: f.description, parameters: f.parameters },
   };
 }
 

@@ -108,6 +108,28 @@ Deno.test("the tool-selection phase sends temperature 0 and seed 0 and the tool 
   });
 });
 
+Deno.test("extra fields smuggled onto messages or tool schemas never reach Ollama", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(sc.toolCall());
+    const smuggled = { options: { num_ctx: 1_000_000, temperature: 2 }, keep_alive: -1 };
+    const tool = {
+      type: "function" as const,
+      function: { name: "file/stat", description: "stat", parameters: { type: "object" } },
+    };
+    const { req: r } = req({
+      phase: "tools",
+      messages: [{ role: "user", content: "Hi", images: ["AAAA"], ...smuggled }] as any,
+      tools: [{ ...tool, ...smuggled, function: { ...tool.function, ...smuggled } }] as any,
+    });
+    assertEquals((await broker.chat(r)).kind, "completed");
+    const sent = ollama.chats[0].body;
+    assertEquals(sent.messages, [{ role: "user", content: "Hi" }]);
+    assertEquals(sent.tools, [tool]);
+    assertEquals(sent.keep_alive, 300);
+    assertEquals(sent.options, { temperature: 0, seed: 0, num_ctx: 32768, num_predict: 4096 });
+  });
+});
+
 Deno.test("plain phase never sends tools even when the caller passes some", async () => {
   await withBroker(async ({ ollama, broker, req }) => {
     ollama.enqueue(sc.text("ok"));
