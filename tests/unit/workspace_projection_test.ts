@@ -50,6 +50,29 @@ Deno.test("the Run budget of 16 KiB turns later results into receipts and then r
   });
 });
 
+Deno.test("4097 bytes become a receipt; four 4096-byte results fill the 16 KiB Run budget exactly", () => {
+  const one = newProjectionBudget();
+  const over = projectToolResult("c-over", "x".repeat(4097), one);
+  assert(over.ok && over.kind === "receipt");
+  assertEquals([over.reason, over.original_bytes], ["result_too_large", 4097]);
+  // Multi-byte: 4096 bytes in 2048 characters is whole, one more byte is not.
+  assert(projectToolResult("c-mb", "é".repeat(2048), newProjectionBudget()).ok);
+  const mb = projectToolResult("c-mb2", "é".repeat(2048) + "x", newProjectionBudget());
+  assert(mb.ok && mb.kind === "receipt");
+  const b = newProjectionBudget();
+  for (let i = 0; i < 4; i++) {
+    const p = projectToolResult(`f${i}`, "y".repeat(4096), b);
+    assert(p.ok && p.kind === "full");
+  }
+  assertEquals(b.usedBytes, 16 * 1024);
+  assertEquals(projectToolResult("f4", "z", b), { ok: false, code: "model_context_limit" });
+  assertEquals(b.usedBytes, 16 * 1024);
+  const almost = { usedBytes: 16 * 1024 - 1 };
+  const last = projectToolResult("f5", "z", almost);
+  assert(last.ok && last.kind === "full");
+  assertEquals(almost.usedBytes, 16 * 1024);
+});
+
 Deno.test("projection refuses a call id outside the fixed format", () => {
   const b = newProjectionBudget();
   assertEquals(projectToolResult("bad id]", "x", b), { ok: false, code: "tool_invalid_arguments" });
