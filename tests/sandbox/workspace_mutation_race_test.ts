@@ -2,7 +2,8 @@
  * Writers racing on one target [TL-6]: four processes commit plans made from
  * the same receipt at the same moment. Exactly one wins, the rest see
  * file_changed, and the file always holds one complete version — never a torn
- * mix — with no temp left behind.
+ * mix, neither at the end nor for a reader sampling it throughout the race —
+ * with no temp left behind.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 
@@ -28,7 +29,19 @@ Deno.test("four processes writing one target leave exactly one complete version"
       await new Promise((r) => setTimeout(r, 5));
     }
     Deno.writeTextFileSync(`${control}/go`, "");
-    const outs = await Promise.all(children.map((c) => c.output()));
+    let finished = false;
+    const all = Promise.all(children.map((c) => c.output())).finally(() => finished = true);
+    // A reader racing the writers must only ever see one complete version.
+    const complete = new Set(["original\n", ...labels.map((l) => `${l}\n`.repeat(1000))]);
+    let samples = 0;
+    for (let i = 0; i < 100_000 && !finished; i++) {
+      const seen = Deno.readTextFileSync(`${ws}/target.txt`);
+      assert(complete.has(seen), `torn read of ${seen.length} chars`);
+      samples++;
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    assert(samples > 0);
+    const outs = await all;
     const results = outs.map((o) => {
       assertEquals(o.code, 0, new TextDecoder().decode(o.stderr));
       return JSON.parse(new TextDecoder().decode(o.stdout)) as { label: string; code: string };
