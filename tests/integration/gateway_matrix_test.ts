@@ -8,7 +8,8 @@
  * For every `/api/*` route: 401 without a session; 403 for a foreign,
  * `null`, or (on state changes) missing Origin, a cross-site fetch, a wrong
  * Host, a missing or wrong CSRF token; 413/415/422 for bad bodies on routes
- * that take one; security headers and the fixed error envelope on every
+ * that take one; HEAD running the GET checks and OPTIONS answering 405 with no
+ * CORS grant; security headers and the fixed error envelope on every
  * response.
  */
 import { createApp } from "../../runtime/app.ts";
@@ -226,6 +227,20 @@ Deno.test("the route matrix refuses every /api/* request that lacks session, ori
         );
         assertError(await send(json, wide), 422, "schema_violation", what("too many keys"));
       }
+      // HEAD runs the GET checks; OPTIONS grants no preflight: both keep the hygiene headers.
+      if (route.method === "GET" && needsSession) {
+        const head = await rawRequest(port, { method: "HEAD", path, headers: base(null) });
+        assertEquals([head.status, head.body], [401, ""], what("HEAD without a session"));
+        assertHygiene(head, what("HEAD without a session"));
+      }
+      const options = await rawRequest(port, {
+        method: "OPTIONS",
+        path,
+        headers: [...base(h.a), ["access-control-request-method", route.method]],
+      });
+      assertError(options, 405, "method_not_allowed", what("OPTIONS"));
+      assert(options.headers.get("allow")?.split(", ").includes(route.method), what("Allow"));
+      for (const [k] of options.headers) assert(!k.startsWith("access-control-"), what(k));
       assertEquals(h.calls.get(route) ?? 0, 0, what("handler must not have run"));
     }
   } finally {
