@@ -5,7 +5,18 @@
  * context overflow recovery, raw stream bounds, unknown ids and capabilities.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { PROVIDER_FRAME_MAX_BYTES, PROVIDER_STREAM_MAX_FRAMES } from "../../runtime/limits.ts";
+import {
+  MODEL_TOOL_CALLS_PER_RESPONSE_MAX,
+  PROVIDER_FRAME_MAX_BYTES,
+  PROVIDER_STREAM_MAX_BYTES,
+  PROVIDER_STREAM_MAX_FRAMES,
+} from "../../runtime/limits.ts";
+import {
+  contentFrame,
+  doneFrame,
+  thinkingFrame,
+  toolCallFrame,
+} from "../../tools/fake_ollama/frames.ts";
 import * as sc from "../../tools/fake_ollama/scenarios.ts";
 import { pairs, withBroker } from "../helpers/model.ts";
 
@@ -224,9 +235,24 @@ Deno.test("a 400 whose body is not the strict overflow JSON is not treated as an
   });
 });
 
-Deno.test("a raw stream over 1 MiB fails with model_stream_too_large", async () => {
+Deno.test("a raw stream over 1 MiB fails with model_stream_too_large; just under 1 MiB completes", async () => {
+  const chunk = "hmm… ".repeat(1300); // ≈ 8 KB of thinking per frame: never visible, never guarded
+  /** `frames` thinking frames (endless when null), then a short answer and the final frame. */
+  const thinker = (frames: number | null) => (c: { model: string }) => ({
+    kind: "stream" as const,
+    steps: (function* () {
+      for (let i = 0; frames === null || i < frames; i++) {
+        yield { frame: thinkingFrame(c.model, chunk) };
+      }
+      yield { frame: contentFrame(c.model, "ok") };
+      yield { frame: doneFrame(c.model) };
+    })(),
+  });
   await withBroker(async ({ ollama, broker, req }) => {
-    ollama.enqueue(sc.oversize(1200 * 1024));
+    const frameBytes =
+      new TextEncoder().encode(JSON.stringify(thinkingFrame("qwen3.5:2b", chunk))).length + 1;
+    const under = Math.floor((PROVIDER_STREAM_MAX_BYTES - 1024) / frameBytes);
+    ollama.enqueue(thinker(null), thinker(under));
     const { req: r, rec } = req();
     assertEquals(await broker.chat(r), {
       kind: "failed",
@@ -235,6 +261,9 @@ Deno.test("a raw stream over 1 MiB fails with model_stream_too_large", async () 
     });
     assertEquals(rec.types(), pairs(1));
     assertEquals(await ollama.chats[0].closed, "client_closed");
+    const out = await broker.chat(req().req);
+    assert(out.kind === "completed", JSON.stringify(out));
+    assertEquals(out.content, "ok");
   });
 });
 
@@ -378,5 +407,72 @@ Deno.test("one NDJSON line over 64 KiB fails with model_stream_too_large; exactl
     const out = await broker.chat(req({ phase: "tools" }).req);
     assert(out.kind === "completed");
     assertEquals(out.reason, "max_output"); // 64 KiB of content is past the 12 KiB ceiling
+  });
+});
+
+Deno.test("at most 16 tool calls per response: 16 are surfaced, a 17th in a later frame is a protocol error", async () => {
+  const calls = (n: number, from = 0) =>
+    Array.from({ length: n }, (_, i) => ({
+      id: `call_${from + i}`,
+      name: "file/stat",
+      arguments: { path: `f${from + i}` },
+    }));
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue(
+      (c) => ({
+        kind: "stream",
+        steps: [{ frame: toolCallFrame(c.model, calls(MODEL_TOOL_CALLS_PER_RESPONSE_MAX)) }, {
+          frame: doneFrame(c.model),
+        }],
+      }),
+      (c) => ({
+        kind: "stream",
+        steps: [
+          { frame: toolCallFrame(c.model, calls(MODEL_TOOL_CALLS_PER_RESPONSE_MAX)) },
+          { frame: doneFrame(c.model, { toolCalls: calls(1, MODEL_TOOL_CALLS_PER_RESPONSE_MAX) }) },
+        ],
+      }),
+    );
+    const ok = await broker.chat(req({ phase: "tools" }).req);
+    assert(ok.kind === "completed");
+    assertEquals(ok.toolCalls.length, MODEL_TOOL_CALLS_PER_RESPONSE_MAX);
+    assertEquals(ok.toolCalls.at(-1)!.arguments, { path: "f15" });
+    assertEquals(await broker.chat(req({ phase: "tools" }).req), {
+      kind: "failed",
+      code: "model_protocol_error",
+      retryable: false,
+    });
+  });
+});
+
+Deno.test("a final frame whose done_reason is neither stop nor length (e.g. load) is a protocol error", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    for (const reason of ["load", "unload", "stop"]) {
+      ollama.enqueue((c) => ({
+        kind: "stream",
+        steps: [{ frame: contentFrame(c.model, "hi") }, {
+          frame: { ...doneFrame(c.model), done_reason: reason },
+        }],
+      }));
+      const out = await broker.chat(req().req);
+      assertEquals(
+        out.kind === "failed" ? out.code : out.kind,
+        reason === "stop" ? "completed" : "model_protocol_error",
+      );
+    }
+  });
+});
+
+Deno.test("an in-band error as the very first line counts as a provider frame: no retry, model_provider_error", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue({ kind: "stream", steps: [{ frame: { error: "model runner crashed" } }] });
+    const { req: r, rec } = req();
+    assertEquals(await broker.chat(r), {
+      kind: "failed",
+      code: "model_provider_error",
+      retryable: true,
+    });
+    assertEquals(rec.types(), pairs(1));
+    assertEquals(ollama.chats.length, 1);
   });
 });
