@@ -247,7 +247,10 @@ export async function spawnConfinedWorker<T>(
   const refuse = async (code: ErrorCode, detail: string): Promise<never> => {
     killChild(child);
     const st = await status;
+    // Both pipes are released here: a refused Worker must not cost the
+    // Control Plane a descriptor per attempt.
     await writer.close().catch(ignoreClosedPipe);
+    await reader.cancel().catch(ignoreClosedPipe);
     opts.log.warn("worker_refused", { code, pid, detail, exit: st.code, signal: st.signal });
     throw new AppError(code, detail);
   };
@@ -311,6 +314,8 @@ export async function spawnConfinedWorker<T>(
     // The process group is gone with its leader: stage 1 never forks and stage
     // 2's seccomp filter denies every process-creating call, so the group
     // (pgrp == pid, verified at attestation) never had another member.
+    // Release both pipes whatever ended the Worker (a kill leaves stdin open).
+    await writer.close().catch(ignoreClosedPipe);
     await reader.cancel().catch(ignoreClosedPipe);
     if (opts.removeRunRoot ?? true) {
       await Deno.remove(opts.runRoot, { recursive: true }).catch((err: unknown) => {
@@ -343,6 +348,8 @@ export async function spawnConfinedWorker<T>(
         hardKill("protocol");
         throw protocolError("rounds exceeded");
       }
+      // Reaped: its pipes are already released, so there is nothing to write to.
+      if (reaped) throw new AppError("worker_crashed", "worker already exited");
       try {
         await writer.send(frame);
       } catch (err) {

@@ -9,6 +9,7 @@ import { assert, assertEquals, assertMatch, assertRejects } from "../helpers/ass
 import { AppError } from "../../runtime/errors.ts";
 import { spawnConfinedWorker, type WorkerCommandSpec } from "../../runtime/worker/supervisor.ts";
 import { readProcText } from "../../sandbox/procfs.ts";
+import { syscall } from "../../sandbox/libc.ts";
 import { denoRunFlags, mainStage2Entry } from "../../sandbox/worker_entry.ts";
 import {
   anyFrame,
@@ -17,6 +18,18 @@ import {
   recordingLogger,
   scriptCommand,
 } from "./helpers.ts";
+
+// libc is loaded once per test module; load it before the first resource
+// snapshot so the sanitizer below reports only what a refusal leaves open.
+syscall("getpid");
+
+/**
+ * A refusal test that also fails when the refused Worker's stdin/stdout pipes
+ * stay open in the Control Plane (one leaked fd per refused Run otherwise).
+ */
+function refusalTest(name: string, fn: () => Promise<void>): void {
+  Deno.test({ name, sanitizeResources: true, fn });
+}
 
 async function expectRefusal(
   command: (runRoot: string, parent: number, denoDir: string | null) => WorkerCommandSpec,
@@ -47,7 +60,7 @@ async function expectRefusal(
   }
 }
 
-Deno.test("an unconfined impostor with a well-formed attestation frame is refused", async () => {
+refusalTest("an unconfined impostor with a well-formed attestation frame is refused", async () => {
   await expectRefusal(
     scriptCommand("./impostor_worker.ts", "plain"),
     "sandbox_attestation_failed",
@@ -55,13 +68,16 @@ Deno.test("an unconfined impostor with a well-formed attestation frame is refuse
   );
 });
 
-Deno.test("an impostor that filtered only its main thread is refused by the per-thread check", async () => {
-  await expectRefusal(
-    scriptCommand("./impostor_worker.ts", "main_thread_only"),
-    "sandbox_attestation_failed",
-    /task \d+: Seccomp 0/,
-  );
-});
+refusalTest(
+  "an impostor that filtered only its main thread is refused by the per-thread check",
+  async () => {
+    await expectRefusal(
+      scriptCommand("./impostor_worker.ts", "main_thread_only"),
+      "sandbox_attestation_failed",
+      /task \d+: Seccomp 0/,
+    );
+  },
+);
 
 for (
   const [fault, step] of [
@@ -72,16 +88,19 @@ for (
     ["seccomp_skipped", "seccomp_mode"],
   ]
 ) {
-  Deno.test(`a Worker whose ${fault.replaceAll("_", " ")} is refused before any work`, async () => {
-    await expectRefusal(
-      probeCommand(fault),
-      "sandbox_unavailable",
-      new RegExp(`^step ${step} errno \\d+$`),
-    );
-  });
+  refusalTest(
+    `a Worker whose ${fault.replaceAll("_", " ")} is refused before any work`,
+    async () => {
+      await expectRefusal(
+        probeCommand(fault),
+        "sandbox_unavailable",
+        new RegExp(`^step ${step} errno \\d+$`),
+      );
+    },
+  );
 }
 
-Deno.test("stage 2 started directly, without stage 1, refuses to run", async () => {
+refusalTest("stage 2 started directly, without stage 1, refuses to run", async () => {
   const command = (runRoot: string, parent: number): WorkerCommandSpec => ({
     executable: Deno.execPath(),
     args: [
@@ -98,28 +117,31 @@ Deno.test("stage 2 started directly, without stage 1, refuses to run", async () 
   await expectRefusal(command, "sandbox_unavailable", /^step not_from_stage1 errno 0$/);
 });
 
-Deno.test("stage 2 under no_new_privs but without the Landlock domain refuses to run", async () => {
-  // setpriv sets no_new_privs and execs stage 2 directly: the one stage-1
-  // effect stage 2 checks first is present, the Landlock domain is not.
-  const command = (runRoot: string, parent: number): WorkerCommandSpec => ({
-    executable: "setpriv",
-    args: [
-      "--no-new-privs",
-      Deno.execPath(),
-      ...denoRunFlags(),
-      mainStage2Entry().module.pathname,
-      "worker",
-      "--stage2",
-      "--run-root",
-      runRoot,
-      "--parent",
-      String(parent),
-    ],
-  });
-  await expectRefusal(command, "sandbox_unavailable", /^step landlock_inherited errno 0$/);
-});
+refusalTest(
+  "stage 2 under no_new_privs but without the Landlock domain refuses to run",
+  async () => {
+    // setpriv sets no_new_privs and execs stage 2 directly: the one stage-1
+    // effect stage 2 checks first is present, the Landlock domain is not.
+    const command = (runRoot: string, parent: number): WorkerCommandSpec => ({
+      executable: "setpriv",
+      args: [
+        "--no-new-privs",
+        Deno.execPath(),
+        ...denoRunFlags(),
+        mainStage2Entry().module.pathname,
+        "worker",
+        "--stage2",
+        "--run-root",
+        runRoot,
+        "--parent",
+        String(parent),
+      ],
+    });
+    await expectRefusal(command, "sandbox_unavailable", /^step landlock_inherited errno 0$/);
+  },
+);
 
-Deno.test("a Worker that never attests is refused after the attestation timeout", async () => {
+refusalTest("a Worker that never attests is refused after the attestation timeout", async () => {
   const sb = makeSandboxDirs();
   try {
     let error: unknown = null;

@@ -14,7 +14,21 @@ import {
 } from "../../runtime/limits.ts";
 import { IPC_PROTOCOL_VERSION } from "../../runtime/protocol/ipc.ts";
 import { spawnConfinedWorker } from "../../runtime/worker/supervisor.ts";
+import { syscall } from "../../sandbox/libc.ts";
 import { anyFrame, makeSandboxDirs, probeCommand, recordingLogger } from "./helpers.ts";
+
+// libc is loaded once per test module; load it before the first resource
+// snapshot so the sanitizer reports only what a Worker's ending leaves open.
+syscall("getpid");
+
+/**
+ * Every ending (exit, deadline, protocol, tree limit, kill, cancel) must
+ * release the Worker's stdin/stdout pipes in the Control Plane: the resource
+ * sanitizer fails the test otherwise (one leaked fd per Run).
+ */
+function supervisedTest(name: string, fn: () => Promise<void>): void {
+  Deno.test({ name, sanitizeResources: true, fn });
+}
 
 const ping = { v: IPC_PROTOCOL_VERSION, type: "ping" };
 const exists = (p: string) => Deno.stat(p).then(() => true, () => false);
@@ -29,25 +43,28 @@ function spawn(runRoot: string, deadlineMs = 30_000, production = false) {
   });
 }
 
-Deno.test("the production worker command attests and hands the IPC port to the HarnessKernel", async () => {
-  const sb = makeSandboxDirs();
-  try {
-    const w = await spawn(sb.runRoot, 30_000, true);
-    assertEquals(w.attestation.pid, w.pid);
-    assertEquals(w.attestation.ppid, Deno.pid);
-    // Not a work frame: the kernel answers with its terminal frame and exits 0.
-    await w.send(ping);
-    assertEquals((await w.receive(5_000))?.type, "turn.finish");
-    await w.endInput();
-    const exit = await w.exited;
-    assertEquals(exit, { code: 0, signal: null, reason: "exited", errorCode: null });
-    assertEquals(await exists(sb.runRoot), false);
-  } finally {
-    sb.cleanup();
-  }
-});
+supervisedTest(
+  "the production worker command attests and hands the IPC port to the HarnessKernel",
+  async () => {
+    const sb = makeSandboxDirs();
+    try {
+      const w = await spawn(sb.runRoot, 30_000, true);
+      assertEquals(w.attestation.pid, w.pid);
+      assertEquals(w.attestation.ppid, Deno.pid);
+      // Not a work frame: the kernel answers with its terminal frame and exits 0.
+      await w.send(ping);
+      assertEquals((await w.receive(5_000))?.type, "turn.finish");
+      await w.endInput();
+      const exit = await w.exited;
+      assertEquals(exit, { code: 0, signal: null, reason: "exited", errorCode: null });
+      assertEquals(await exists(sb.runRoot), false);
+    } finally {
+      sb.cleanup();
+    }
+  },
+);
 
-Deno.test("a Worker past its deadline is killed with model_turn_deadline", async () => {
+supervisedTest("a Worker past its deadline is killed with model_turn_deadline", async () => {
   const sb = makeSandboxDirs();
   try {
     const w = await spawn(sb.runRoot, 400);
@@ -67,7 +84,7 @@ for (
     ["a line that is not JSON", 10, true],
   ] as const
 ) {
-  Deno.test(`${name} from a Worker is worker_protocol_error and kills it`, async () => {
+  supervisedTest(`${name} from a Worker is worker_protocol_error and kills it`, async () => {
     const sb = makeSandboxDirs();
     try {
       const w = await spawn(sb.runRoot);
@@ -83,37 +100,43 @@ for (
   });
 }
 
-Deno.test("a Worker that does not answer within the reply timeout is a protocol error", async () => {
-  const sb = makeSandboxDirs();
-  try {
-    const w = await spawn(sb.runRoot);
-    const err = await assertRejects(() => w.receive(200));
-    assert(err instanceof AppError);
-    assertEquals(err.code, "worker_protocol_error");
-    assertEquals((await w.exited).reason, "protocol");
-  } finally {
-    sb.cleanup();
-  }
-});
-
-Deno.test("sending more than IPC_ROUNDS_MAX frames is refused and kills the Worker", async () => {
-  const sb = makeSandboxDirs();
-  try {
-    const w = await spawn(sb.runRoot);
-    for (let i = 0; i < IPC_ROUNDS_MAX; i++) {
-      await w.send(ping);
-      assertEquals((await w.receive(5_000))?.type, "pong");
+supervisedTest(
+  "a Worker that does not answer within the reply timeout is a protocol error",
+  async () => {
+    const sb = makeSandboxDirs();
+    try {
+      const w = await spawn(sb.runRoot);
+      const err = await assertRejects(() => w.receive(200));
+      assert(err instanceof AppError);
+      assertEquals(err.code, "worker_protocol_error");
+      assertEquals((await w.exited).reason, "protocol");
+    } finally {
+      sb.cleanup();
     }
-    const err = await assertRejects(() => w.send(ping));
-    assert(err instanceof AppError);
-    assertEquals(err.code, "worker_protocol_error");
-    assertEquals((await w.exited).errorCode, "worker_protocol_error");
-  } finally {
-    sb.cleanup();
-  }
-});
+  },
+);
 
-Deno.test("a Run tree over RUN_TREE_ENTRIES_MAX entries kills the Worker", async () => {
+supervisedTest(
+  "sending more than IPC_ROUNDS_MAX frames is refused and kills the Worker",
+  async () => {
+    const sb = makeSandboxDirs();
+    try {
+      const w = await spawn(sb.runRoot);
+      for (let i = 0; i < IPC_ROUNDS_MAX; i++) {
+        await w.send(ping);
+        assertEquals((await w.receive(5_000))?.type, "pong");
+      }
+      const err = await assertRejects(() => w.send(ping));
+      assert(err instanceof AppError);
+      assertEquals(err.code, "worker_protocol_error");
+      assertEquals((await w.exited).errorCode, "worker_protocol_error");
+    } finally {
+      sb.cleanup();
+    }
+  },
+);
+
+supervisedTest("a Run tree over RUN_TREE_ENTRIES_MAX entries kills the Worker", async () => {
   const sb = makeSandboxDirs();
   try {
     const w = await spawn(sb.runRoot);
@@ -128,7 +151,7 @@ Deno.test("a Run tree over RUN_TREE_ENTRIES_MAX entries kills the Worker", async
   }
 });
 
-Deno.test("a Run tree over RUN_TREE_LOGICAL_BYTES_MAX kills the Worker", async () => {
+supervisedTest("a Run tree over RUN_TREE_LOGICAL_BYTES_MAX kills the Worker", async () => {
   const sb = makeSandboxDirs();
   try {
     const w = await spawn(sb.runRoot);
@@ -142,7 +165,7 @@ Deno.test("a Run tree over RUN_TREE_LOGICAL_BYTES_MAX kills the Worker", async (
   }
 });
 
-Deno.test("cancel() ends the Worker with run_cancelled", async () => {
+supervisedTest("cancel() ends the Worker with run_cancelled", async () => {
   const sb = makeSandboxDirs();
   try {
     const w = await spawn(sb.runRoot);
@@ -153,7 +176,7 @@ Deno.test("cancel() ends the Worker with run_cancelled", async () => {
   }
 });
 
-Deno.test("sending to a Worker that is gone is worker_crashed", async () => {
+supervisedTest("sending to a Worker that is gone is worker_crashed", async () => {
   const sb = makeSandboxDirs();
   try {
     const w = await spawn(sb.runRoot);
