@@ -82,7 +82,7 @@ Deno.test("logout needs the CSRF token and then the session no longer works", as
   }
 });
 
-Deno.test("a second login replaces the session it was sent with (no fixation)", async () => {
+Deno.test("a second login replaces the session it was sent with, even behind a decoy cookie (no fixation)", async () => {
   const server = await startTestServer();
   try {
     const first = await login(server);
@@ -101,6 +101,23 @@ Deno.test("a second login replaces the session it was sent with (no fixation)", 
     const now = await fetch(`${server.url}/api/session`, { headers: { cookie: second } });
     assertEquals(now.status, 200);
     await now.body?.cancel();
+    // A decoy of the same name sent first (set from another port of this host) does not
+    // shield the session the login was sent with.
+    const decoy = `${second.split("=")[0]}=${"A".repeat(43)}`;
+    const third = await fetch(`${server.url}/api/login`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        origin: server.origin,
+        cookie: `${decoy}; ${second}`,
+      },
+      body: JSON.stringify({ token: readBootstrapToken(server.home) }),
+    });
+    assertEquals(third.status, 200);
+    await third.body?.cancel();
+    const replaced = await fetch(`${server.url}/api/session`, { headers: { cookie: second } });
+    assertEquals(replaced.status, 401, "the session behind the decoy was ended");
+    await replaced.body?.cancel();
   } finally {
     await server.stop();
     await Deno.remove(server.home, { recursive: true });
