@@ -15,6 +15,7 @@ import {
 import { IPC_PROTOCOL_VERSION } from "../../runtime/protocol/ipc.ts";
 import { spawnConfinedWorker } from "../../runtime/worker/supervisor.ts";
 import { syscall } from "../../sandbox/libc.ts";
+import { readProcText } from "../../sandbox/procfs.ts";
 import { anyFrame, makeSandboxDirs, probeCommand, recordingLogger } from "./helpers.ts";
 
 // libc is loaded once per test module; load it before the first resource
@@ -188,3 +189,30 @@ supervisedTest("sending to a Worker that is gone is worker_crashed", async () =>
     sb.cleanup();
   }
 });
+
+supervisedTest(
+  "the production Worker runs with a minimal environment and only --allow-ffi",
+  async () => {
+    const sb = makeSandboxDirs();
+    try {
+      const w = await spawn(sb.runRoot, 30_000, true);
+      // Read as root through the kernel's view of the stage-2 image (non-dumpable,
+      // so this needs the Control Plane's privileges — the suite runs as root).
+      const nul = (path: string) => (readProcText(path) ?? "").split("\0").filter((x) => x !== "");
+      const environ = nul(`/proc/${w.pid}/environ`);
+      const cmdline = nul(`/proc/${w.pid}/cmdline`);
+      await w.kill("killed");
+      // This test process has PATH, HOME and more: none of it may reach the Worker.
+      assert(Deno.env.get("PATH") !== undefined);
+      const names = environ.map((kv) => kv.slice(0, kv.indexOf("="))).sort();
+      assertEquals(names.filter((n) => n !== "DENO_DIR"), ["DENO_NO_UPDATE_CHECK", "NO_COLOR"]);
+      assert(cmdline.includes("--stage2"), cmdline.join(" "));
+      const perms = cmdline.filter((a) =>
+        /^--(allow|deny|unstable|v8-flags|inspect)/.test(a) || a === "-A"
+      );
+      assertEquals(perms, ["--allow-ffi"]);
+    } finally {
+      sb.cleanup();
+    }
+  },
+);
