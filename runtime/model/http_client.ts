@@ -148,8 +148,9 @@ export class HttpResponse {
         if ((await this.#readLine()) !== "") throw new TransportError("io", "bad chunk end");
         this.#needCrlf = false;
       }
-      const size = parseInt((await this.#readLine()).split(";")[0].trim(), 16);
-      if (!Number.isFinite(size) || size < 0) throw new TransportError("io", "bad chunk size");
+      const digits = (await this.#readLine()).split(";")[0].trim();
+      if (!/^[0-9a-fA-F]{1,12}$/.test(digits)) throw new TransportError("io", "bad chunk size");
+      const size = parseInt(digits, 16);
       if (size === 0) {
         this.#done = true;
         return null;

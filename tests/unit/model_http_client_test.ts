@@ -222,3 +222,20 @@ Deno.test("a connect that never completes ends with the first-frame timeout, not
     bh.close();
   }
 });
+
+Deno.test("a chunk-size line over 256 bytes or not made of hex digits is a transport error", async () => {
+  const head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (const line of [`1;ext=${"x".repeat(300)}`, "0x2", "2zz", "", "-1"]) {
+    const s = rawServer(`${head}${line}\r\nok\r\n0\r\n\r\n`);
+    const res = await httpRequest(s.addr, { method: "GET", path: "/" });
+    await assertRejects(
+      () => res.readAll(1024),
+      (e) => assert(e instanceof TransportError && e.kind === "io", `${line}: ${e}`),
+    );
+    res.close();
+    await s.seen;
+  }
+  const fine = rawServer(`${head}2;name=value\r\nok\r\n0\r\n\r\n`); // extensions are allowed
+  assertEquals(await body(await httpRequest(fine.addr, { method: "GET", path: "/" })), "ok");
+  await fine.seen;
+});
