@@ -114,6 +114,70 @@ for (const arch of ["x86_64", "aarch64"] as const) {
   });
 }
 
+/**
+ * Every syscall SPEC [SB-3] names, with its number copied from the kernel UAPI
+ * headers (asm/unistd_64.h; asm-generic/unistd.h for aarch64) independently of
+ * seccomp_tables.ts: a syscall dropped from the deny table, or a wrong number
+ * there, fails here. -1: the architecture has no such syscall.
+ */
+const SB3_DENIED: Record<string, [number, number]> = {
+  socket: [41, 198],
+  socketpair: [53, 199],
+  fork: [57, -1],
+  vfork: [58, -1],
+  execve: [59, 221],
+  execveat: [322, 281],
+  ptrace: [101, 117],
+  process_vm_readv: [310, 270],
+  process_vm_writev: [311, 271],
+  pidfd_getfd: [438, 438],
+  pidfd_send_signal: [424, 424],
+  mount: [165, 40],
+  umount2: [166, 39],
+  unshare: [272, 97],
+  setns: [308, 268],
+  bpf: [321, 280],
+  perf_event_open: [298, 241],
+  userfaultfd: [323, 282],
+  keyctl: [250, 219],
+  memfd_create: [319, 279],
+  io_uring_setup: [425, 425],
+  io_uring_enter: [426, 426],
+  io_uring_register: [427, 427],
+  chmod: [90, -1],
+  fchmod: [91, 52],
+  fchmodat: [268, 53],
+  fchmodat2: [452, 452],
+  chown: [92, -1],
+  fchown: [93, 55],
+  lchown: [94, -1],
+  fchownat: [260, 54],
+  utime: [132, -1],
+  utimes: [235, -1],
+  futimesat: [261, -1],
+  utimensat: [280, 88],
+  sync: [162, 81],
+  syncfs: [306, 267],
+  fsync: [74, 82],
+  fdatasync: [75, 83],
+  sync_file_range: [277, 84],
+  shmget: [29, 194],
+  msgget: [68, 186],
+  semget: [64, 190],
+  mq_open: [240, 180],
+};
+
+for (const arch of ["x86_64", "aarch64"] as const) {
+  Deno.test(`${arch}: every syscall SPEC [SB-3] names is EPERM, by its kernel number`, () => {
+    const prog = workerFilterProgram({ arch, selfPid: SELF });
+    for (const [name, pair] of Object.entries(SB3_DENIED)) {
+      const n = pair[arch === "x86_64" ? 0 : 1];
+      if (n < 0) continue;
+      assertEquals(evaluate(prog, { arch: AUDIT_ARCH[arch], nr: n }), EPERM, `${arch} ${name}`);
+    }
+  });
+}
+
 Deno.test("x86_64: x32 syscall numbers are EPERM", () => {
   const prog = workerFilterProgram({ arch: "x86_64", selfPid: SELF });
   for (const n of [0, 39, 59, 512]) {
