@@ -55,6 +55,8 @@ export const INSTRUCTION_FILE_NAME = "agent-builder.md"; // [AG-4]
 export const AGENT_DRAIN_TIMEOUT_MS = 15 * 1000;
 /** Cursor HMAC key bytes (in memory only, new per process) [CV-3]. */
 export const SESSION_CURSOR_KEY_BYTES = 32;
+/** Registry lifecycle audit rows kept; the oldest are trimmed on append [AG-1, OP-3]. */
+export const AGENT_AUDIT_ROWS_MAX = 10_000;
 export const INSTRUCTION_FILE_MAX_BYTES = 32 * KiB; // [CX-2]
 
 // ── Events [EV] ──────────────────────────────────────────────────────────────

@@ -4,9 +4,11 @@
  *
  * Every state change is a compare-and-swap on the current state (and, for
  * upgrades, the generation), so two concurrent lifecycle operations can never
- * both win; callers turn a lost swap into `agent_busy`.
+ * both win; callers turn a lost swap into `agent_busy`. The audit keeps the
+ * newest AGENT_AUDIT_ROWS_MAX rows.
  */
 import type { DatabaseSync } from "node:sqlite";
+import { AGENT_AUDIT_ROWS_MAX } from "../limits.ts";
 import { transaction } from "./sqlite.ts";
 
 export type AgentState = "provisioning" | "active" | "upgrading" | "deleting";
@@ -72,6 +74,11 @@ export function appendAudit(
   db.prepare(
     "INSERT INTO agent_audit (agent_id, event, generation, residue, at) VALUES (?, ?, ?, ?, ?)",
   ).run(agentId, event, extra.generation ?? null, extra.residue ?? null, at);
+  // Bounded history [OP-3]: only the newest AGENT_AUDIT_ROWS_MAX rows are kept (a primary-key
+  // range delete, so at most one row per append in steady state).
+  db.prepare("DELETE FROM agent_audit WHERE id <= (SELECT max(id) FROM agent_audit) - ?").run(
+    AGENT_AUDIT_ROWS_MAX,
+  );
 }
 
 /** Audit rows of one Agent, oldest first (bounded by the caller's limit). */

@@ -9,7 +9,7 @@ import { createAgentDbPool } from "../../runtime/agents/db_pool.ts";
 import { type AgentService, createAgentService } from "../../runtime/agents/service.ts";
 import { NO_FAULTS } from "../../runtime/agents/test_fault.ts";
 import { ensureHomeSkeleton, resolveHome } from "../../runtime/home.ts";
-import { AGENTS_MAX, SYSTEM_AGENT_ID } from "../../runtime/limits.ts";
+import { AGENT_AUDIT_ROWS_MAX, AGENTS_MAX, SYSTEM_AGENT_ID } from "../../runtime/limits.ts";
 import type { Logger } from "../../runtime/log.ts";
 import { listAudit } from "../../runtime/store/registry_store.ts";
 import { type DatabaseSync, openDatabase } from "../../runtime/store/sqlite.ts";
@@ -343,4 +343,24 @@ Deno.test("while an upgrade drains, a second upgrade or a delete is refused as b
     await assertRejects(() => agents.delete(a.id), expectCode("agent_busy"));
     adm.release();
     assertEquals((await first).generation, 2);
+  }));
+
+Deno.test("the lifecycle audit keeps at most AGENT_AUDIT_ROWS_MAX rows: an orphan seen on every start cannot grow it", () =>
+  withAgents(({ root, registry, reopen }) => {
+    const stray = crypto.randomUUID();
+    Deno.mkdirSync(`${root}/data/agents/${stray}`, { mode: 0o700 });
+    // A long history already at the bound (filled in one statement).
+    registry.exec(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${AGENT_AUDIT_ROWS_MAX})
+       INSERT INTO agent_audit (agent_id, event, at) SELECT '${stray}', 'orphan_found', i FROM n`,
+    );
+    for (let i = 0; i < 3; i++) reopen();
+    const count = () =>
+      (registry.prepare("SELECT count(*) AS n FROM agent_audit").get() as { n: number }).n;
+    assertEquals(count(), AGENT_AUDIT_ROWS_MAX);
+    const newest = registry.prepare("SELECT at FROM agent_audit ORDER BY id DESC LIMIT 1")
+      .get() as {
+        at: number;
+      };
+    assert(newest.at > AGENT_AUDIT_ROWS_MAX, "the oldest rows are the ones trimmed");
   }));
