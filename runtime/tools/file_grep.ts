@@ -101,7 +101,11 @@ export function fileGrep(
     if (readBytes + Number(f.st.size) > GREP_READ_MAX_BYTES) {
       return { ok: false, code: "search_limit" };
     }
-    const cap = captureFile(root, f.dirfd, f.name, { maxBytes: READ_FILE_MAX_BYTES, deadline });
+    const cap = captureFile(root, f.dirfd, f.name, {
+      maxBytes: READ_FILE_MAX_BYTES,
+      deadline,
+      hooks: { now },
+    });
     if (!cap.ok) {
       if (cap.code === "file_timeout") return cap;
       refused++;

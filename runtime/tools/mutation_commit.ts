@@ -183,7 +183,11 @@ export function commitMutation(
     if (!lockDir(dirfd, deadline, now)) return fail("file_timeout");
     let current: string | null = null;
     if (plan.kind === "replace") {
-      const cap = captureFile(root, dirfd, leaf, { maxBytes: READ_FILE_MAX_BYTES, deadline });
+      const cap = captureFile(root, dirfd, leaf, {
+        maxBytes: READ_FILE_MAX_BYTES,
+        deadline,
+        hooks: { now },
+      });
       if (!cap.ok) return cap.code === "path_not_found" ? fail("file_changed") : cap;
       if (plan.target === null || !sameIdentity(cap.identity, plan.target)) {
         return fail("file_changed");
@@ -217,7 +221,11 @@ export function commitMutation(
       }
       // The temp name now holds whatever was at the target: it must be the
       // planned inode with the planned content, or the swap is undone.
-      const old = captureFile(root, dirfd, tmp, { maxBytes: READ_FILE_MAX_BYTES, deadline });
+      const old = captureFile(root, dirfd, tmp, {
+        maxBytes: READ_FILE_MAX_BYTES,
+        deadline,
+        hooks: { now },
+      });
       const verified = old.ok && plan.target !== null && sameObject(old.identity, plan.target) &&
         contentDigest(old.bytes) === plan.old_digest;
       if (!verified) {

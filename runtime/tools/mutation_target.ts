@@ -64,7 +64,11 @@ export function locateTarget(
     if (receipt === null || receipt.kind !== "file/read_text" || receipt.path !== p.path) {
       return { ok: false, code: "receipt_required" };
     }
-    const cap = captureFile(root, parent.fd, leaf, { maxBytes: READ_FILE_MAX_BYTES, deadline });
+    const cap = captureFile(root, parent.fd, leaf, {
+      maxBytes: READ_FILE_MAX_BYTES,
+      deadline,
+      hooks: { now },
+    });
     if (!cap.ok) return cap;
     const digest = contentDigest(cap.bytes);
     if (!sameIdentity(cap.identity, receipt.identity) || digest !== receipt.content_digest) {
