@@ -6,6 +6,7 @@
  * the deadline tests elsewhere fail for the reason they claim.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
+import { fileGlob } from "../../runtime/tools/file_glob.ts";
 import { fileGrep } from "../../runtime/tools/file_grep.ts";
 import { fileReadText } from "../../runtime/tools/file_read_text.ts";
 import { prepareEdit } from "../../runtime/tools/file_edit.ts";
@@ -53,5 +54,45 @@ Deno.test("edit planning and commit with a frozen injected clock never time out"
       "ok",
     );
     assertEquals(Deno.readTextFileSync(`${ws.dir}/e.txt`), "beta\n");
+  });
+});
+
+/** A clock that reads 0 once (when the deadline is set) and `later` ever after. */
+function jumpTo(later: number): () => number {
+  let first = true;
+  return () => {
+    if (first) {
+      first = false;
+      return 0;
+    }
+    return later;
+  };
+}
+
+Deno.test("the deadlines are exactly 0.5 s (read), 1 s (glob/grep) and 2 s (edit/write)", () => {
+  withWorkspace((ws) => {
+    ws.file("d/f.txt", "needle\n");
+    const read = (t: number) =>
+      code(fileReadText(ws.root, { path: "d/f.txt" }, { hooks: { now: jumpTo(t) } }));
+    assertEquals([read(500), read(501)], ["ok", "file_timeout"]);
+    const grep = (t: number) => code(fileGrep(ws.root, { pattern: "needle" }, { now: jumpTo(t) }));
+    assertEquals([grep(1000), grep(1001)], ["ok", "file_timeout"]);
+    const glob = (t: number) => code(fileGlob(ws.root, { pattern: "**" }, { now: jumpTo(t) }));
+    assertEquals([glob(1000), glob(1001)], ["ok", "file_timeout"]);
+    const r = fileReadText(ws.root, { path: "d/f.txt" });
+    assert(r.ok);
+    const ctx = { receipt: r.receipt, binding };
+    const plan = (t: number) =>
+      prepareWrite(ws.root, { path: "d/f.txt", content: "x\n" }, ctx, { now: jumpTo(t) });
+    assertEquals([code(plan(2000)), code(plan(2001))], ["ok", "file_timeout"]);
+    const p = plan(0);
+    assert(p.ok);
+    const commit = (t: number) =>
+      code(commitMutation(ws.root, p.plan, { binding, hooks: { now: jumpTo(t) } }));
+    assertEquals(commit(2001), "file_timeout");
+    assertEquals(Deno.readTextFileSync(`${ws.dir}/d/f.txt`), "needle\n");
+    assertEquals([...Deno.readDirSync(`${ws.dir}/d`)].map((e) => e.name), ["f.txt"]);
+    assertEquals(commit(2000), "ok");
+    assertEquals(Deno.readTextFileSync(`${ws.dir}/d/f.txt`), "x\n");
   });
 });
