@@ -9,6 +9,9 @@ import { httpRequest, TransportError } from "../../runtime/model/http_client.ts"
 import { runAttempt } from "../../runtime/model/attempt.ts";
 import { AnswerBuffer } from "../../runtime/model/answer.ts";
 import { closeFd, syscall } from "../../sandbox/libc.ts";
+import { createBroker } from "../../runtime/model/broker.ts";
+import { createCatalog } from "../../runtime/model/catalog.ts";
+import { memoryLogger } from "../helpers/model.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -238,4 +241,22 @@ Deno.test("a chunk-size line over 256 bytes or not made of hex digits is a trans
   const fine = rawServer(`${head}2;name=value\r\nok\r\n0\r\n\r\n`); // extensions are allowed
   assertEquals(await body(await httpRequest(fine.addr, { method: "GET", path: "/" })), "ok");
   await fine.seen;
+});
+
+Deno.test("qualifying a host that drops SYNs gives up within the qualification timeout", async () => {
+  const bh = await blackhole();
+  const catalog = createCatalog({
+    ollamaUrl: `http://127.0.0.1:${bh.port}`,
+    timeouts: { qualifyMs: 200, requalifyIntervalMs: 0 },
+  });
+  const broker = createBroker({ catalog, log: memoryLogger(), qualifyNow: false });
+  try {
+    // A Run asking for the model must fail closed promptly, not wait out the kernel's SYN retries.
+    const r = await within(broker.profile(catalog.defaultId), 3000);
+    assertEquals(r, { settled: { ok: false, code: "model_unavailable" } });
+    assertEquals(broker.status(), { available: false, reason: "unreachable" });
+  } finally {
+    await broker.close();
+    bh.close();
+  }
 });
