@@ -89,3 +89,21 @@ Deno.test("readCookies returns every value of the exact cookie name, in header o
   assertEquals(readCookies("ab_session_12=x; xab_session_1=y", "ab_session_1"), []);
   assertEquals(readCookies(null, "ab_session_1"), []);
 });
+
+Deno.test("an IPv6 loopback bind matches its bracketed literal exactly", () => {
+  const allowed = allowedHosts({ hostname: "::1", port: 8080 }, noNames);
+  const cases: [string, string | null, OriginVerdict][] = [
+    ["[::1]:8080", "http://[::1]:8080", "ok"],
+    ["localhost:8080", "http://localhost:8080", "ok"],
+    ["[::1]:8080", "http://[0:0:0:0:0:0:0:1]:8080", "origin_forbidden"],
+    ["[::1]:8080", "http://127.0.0.1:8080", "origin_forbidden"],
+    ["[0::1]:8080", "http://[0::1]:8080", "host_forbidden"],
+    ["[::1]", "http://[::1]", "host_forbidden"],
+    ["::1:8080", "http://::1:8080", "host_forbidden"],
+    ["127.0.0.1:8080", "http://127.0.0.1:8080", "host_forbidden"],
+    ["[::1]:8080.", "http://[::1]:8080.", "host_forbidden"],
+  ];
+  for (const [host, origin, verdict] of cases) {
+    assertEquals(checkOrigin({ host, origin, secFetchSite: null }, allowed, true), verdict, host);
+  }
+});
