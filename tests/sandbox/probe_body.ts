@@ -16,6 +16,7 @@ import {
   syscallByNumber,
 } from "../../sandbox/libc.ts";
 import type { WorkerBody } from "../../sandbox/worker_entry.ts";
+import { DENY_EPERM, nr } from "../../sandbox/seccomp_tables.ts";
 import { IPC_PROTOCOL_VERSION } from "../../runtime/protocol/ipc.ts";
 
 export const ProbeRequestSchema = z.object({
@@ -174,6 +175,7 @@ export async function runProbes(req: ProbeRequest): Promise<Record<string, numbe
   r.setpriority_user = errnoOf(syscall("setpriority", 2, 0, 19));
   r.prlimit_parent = errnoOf(syscall("prlimit64", parent, 7, null, new Uint8Array(16)));
   r.nofile_exhausted = exhaustFds(req.inside_file);
+  for (const [k, v] of Object.entries(runKernelDenyProbes())) r[`sb3_${k}`] = v;
   // Block the event loop past Deno's lazy signal-machinery threshold (~0.5 s):
   // without the warm-up this would create a socketpair and panic the process.
   const until = Date.now() + 700;
@@ -205,7 +207,116 @@ export function runLandlockProbes(req: ProbeRequest): Record<string, number> {
     ),
     kill_parent: errnoOf(syscall("kill", parent, 0)),
     udp_socket_not_covered_by_landlock: errnoOf(udp),
+    ...Object.fromEntries(
+      Object.entries(runKernelDenyProbes()).map(([k, v]) => [`sb3_${k}`, v]),
+    ),
   };
+}
+
+/** The number of a syscall in the deny table on this architecture. */
+function denied(name: string): number {
+  for (const group of Object.values(DENY_EPERM)) {
+    if (Object.hasOwn(group, name)) return nr(group[name], hostArch());
+  }
+  throw new Error(`${name} is not in the deny table`);
+}
+
+/** errno of a raw call; a returned fd is closed (0 = the call succeeded). */
+function rawErrno(name: string, ...args: Array<number | bigint | Uint8Array | null>): number {
+  const r = syscallByNumber(denied(name), ...args);
+  if (r.ret < 0n) return r.errno;
+  if (["pidfd_open", "userfaultfd", "memfd_create"].includes(name)) syscall("close", Number(r.ret));
+  return 0;
+}
+
+/** Names of the kernel-discriminating [SB-3] probes (see `runKernelDenyProbes`). */
+export const SB3_PROBE_NAMES: readonly string[] = [
+  "fsync_stdin",
+  "fdatasync_stdin",
+  "sync_file_range_stdin",
+  "syncfs_stdin",
+  "fchown_stdout_noop",
+  "utimensat_stdout",
+  "fsetxattr_bad_fd",
+  "mknodat_missing_dir",
+  "unshare_nothing",
+  "setns_bad_fd",
+  "chroot_missing",
+  "open_tree_missing",
+  "execveat_bad_fd",
+  "io_uring_enter_bad_fd",
+  "io_uring_register_bad_fd",
+  "pidfd_open_parent",
+  "pidfd_getfd_bad_fd",
+  "pidfd_send_signal_bad_fd",
+  "process_vm_readv_self",
+  "process_vm_writev_self",
+  "kcmp_self",
+  "tkill_self_probe",
+  "keyctl_get_keyring",
+  "userfaultfd_user_mode",
+  "perf_event_open_null",
+  "personality_query",
+  "inotify_add_watch_bad_fd",
+  "shmget_too_small",
+  "semget_bad_count",
+  "msgctl_bad_id",
+  "mq_open_missing",
+];
+
+/**
+ * SPEC [SB-3] denials whose arguments make the KERNEL answer something other
+ * than EPERM (EBADF, EINVAL, ESPIPE, ENOENT or success, all harmless): under
+ * the Worker filter each must be EPERM, and with seccomp replaced by an
+ * allow-all filter none may be — so EPERM here is seccomp's doing, not a
+ * missing capability's.
+ */
+export function runKernelDenyProbes(): Record<string, number> {
+  const self = Number(syscall("getpid").ret);
+  const parent = Number(syscall("getppid").ret);
+  const local = new Uint8Array(8);
+  const liov = new Uint8Array(new BigUint64Array([addressOf(local), 8n]).buffer);
+  const other = new Uint8Array(8);
+  const riov = new Uint8Array(new BigUint64Array([addressOf(other), 8n]).buffer);
+  const empty = cstr("");
+  const argv = new Uint8Array(new BigUint64Array([addressOf(empty), 0n]).buffer);
+  const AT_EMPTY_PATH = 0x1000;
+  const UFFD_USER_MODE_ONLY = 1;
+  const r: Record<string, number> = {
+    fsync_stdin: rawErrno("fsync", 0), // pipe: EINVAL
+    fdatasync_stdin: rawErrno("fdatasync", 0), // pipe: EINVAL
+    sync_file_range_stdin: rawErrno("sync_file_range", 0, 0, 0, 0), // pipe: ESPIPE
+    syncfs_stdin: rawErrno("syncfs", 0),
+    fchown_stdout_noop: rawErrno("fchown", 1, -1, -1),
+    utimensat_stdout: rawErrno("utimensat", 1, null, null, 0),
+    fsetxattr_bad_fd: rawErrno("fsetxattr", -1, cstr("user.x"), empty, 0, 0),
+    mknodat_missing_dir: rawErrno("mknodat", -100, cstr("/nonexistent-ab/fifo"), 0o10600, 0),
+    unshare_nothing: rawErrno("unshare", 0),
+    setns_bad_fd: rawErrno("setns", -1, 0),
+    chroot_missing: rawErrno("chroot", cstr("/nonexistent-ab")),
+    open_tree_missing: rawErrno("open_tree", -100, cstr("/nonexistent-ab"), 0),
+    execveat_bad_fd: rawErrno("execveat", -1, empty, argv, argv, AT_EMPTY_PATH),
+    io_uring_enter_bad_fd: rawErrno("io_uring_enter", -1, 0, 0, 0, null, 0),
+    io_uring_register_bad_fd: rawErrno("io_uring_register", -1, 0, null, 0),
+    pidfd_open_parent: rawErrno("pidfd_open", parent, 0),
+    pidfd_getfd_bad_fd: rawErrno("pidfd_getfd", -1, 0, 0),
+    pidfd_send_signal_bad_fd: rawErrno("pidfd_send_signal", -1, 0, null, 0),
+    process_vm_readv_self: rawErrno("process_vm_readv", self, liov, 1, riov, 1, 0),
+    process_vm_writev_self: rawErrno("process_vm_writev", self, liov, 1, riov, 1, 0),
+    kcmp_self: rawErrno("kcmp", self, self, 1, /* KCMP_VM */ 0, 0),
+    tkill_self_probe: rawErrno("tkill", self, 0),
+    keyctl_get_keyring: rawErrno("keyctl", 0, /* GET_KEYRING_ID */ -2, 0),
+    userfaultfd_user_mode: rawErrno("userfaultfd", O_CLOEXEC | UFFD_USER_MODE_ONLY),
+    perf_event_open_null: rawErrno("perf_event_open", null, 0, -1, -1, 0),
+    personality_query: rawErrno("personality", 0xffffffff),
+    inotify_add_watch_bad_fd: rawErrno("inotify_add_watch", -1, cstr("/"), 0xfff),
+    shmget_too_small: rawErrno("shmget", 0, 0, 0),
+    semget_bad_count: rawErrno("semget", 0, -1, 0),
+    msgctl_bad_id: rawErrno("msgctl", -1, 0, null),
+    mq_open_missing: rawErrno("mq_open", cstr("ab-nonexistent-queue"), O_RDONLY, 0, null),
+  };
+  if (Object.keys(r).join() !== SB3_PROBE_NAMES.join()) throw new Error("SB3_PROBE_NAMES drifted");
+  return r;
 }
 
 /** Opens `path` until the fd limit bites; reports the errno that stopped it. */
