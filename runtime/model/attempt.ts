@@ -173,6 +173,8 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
 
     const reader = new NdjsonReader(res);
     for (;;) {
+      // Lines already buffered must not outlive a cancel or timer (e.g. one fired by a callback).
+      if (ac.signal.aborted) return interrupted();
       let line: string | null;
       try {
         line = await reader.next();

@@ -62,10 +62,16 @@ Deno.test("an explicit cancel observed before the guard fires wins: outcome canc
   }, { timeouts: { idleMs: 2000 } });
 });
 
-Deno.test("the tools phase is not guarded: repetition there runs into the stream bounds instead", async () => {
+Deno.test("the tools phase is not guarded: repetition there runs into the ceiling and the stream bounds instead", async () => {
   await withBroker(async ({ ollama, broker, req }) => {
     ollama.enqueue(sc.repetition(0));
-    const out = await broker.chat(req({ phase: "tools" }).req);
-    assertEquals(out, { kind: "failed", code: "model_stream_too_large", retryable: false });
+    const { req: r, rec } = req({ phase: "tools" });
+    const out = await broker.chat(r);
+    assert(out.kind === "completed");
+    assertEquals(out.reason, "max_output");
+    assertEquals(count(out.content, REPETITION_MARKER), 0);
+    assertEquals(out.usage.complete, false);
+    assertEquals((rec.events[2].e as any).outcome, "stream_too_large");
+    assertEquals(await ollama.chats[0].closed, "client_closed");
   }, { timeouts: { callMs: 20_000 } });
 });

@@ -7,6 +7,7 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import * as sc from "../../tools/fake_ollama/scenarios.ts";
 import { freePort } from "../helpers/server.ts";
 import { pairs, withBroker } from "../helpers/model.ts";
+import { contentFrame, doneFrame } from "../../tools/fake_ollama/frames.ts";
 
 const attemptOutcomes = (rec: { events: { type: string; e: any }[] }) =>
   rec.events.filter((e) => e.type === "attempt.finished").map((e) => e.e.outcome);
@@ -244,4 +245,28 @@ Deno.test("a call that waited for a slot while the circuit opened is refused wit
     await Promise.all([a, b]);
     assert(ollama.chats.length <= 3, `${ollama.chats.length} chats: C reached Ollama`);
   }, { timeouts: { firstFrameMs: 150, queueWaitMs: 5000, circuitOpenMs: 10_000 } });
+});
+
+Deno.test("a cancel from inside a delta callback stops the call even when the rest of the stream is already buffered", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    // One write: both content frames and the final frame reach the client in one read.
+    const lines = [
+      contentFrame("qwen3.5:2b", "Hello"),
+      contentFrame("qwen3.5:2b", " world"),
+      doneFrame("qwen3.5:2b"),
+    ].map((f) => JSON.stringify(f) + "\n").join("");
+    ollama.enqueue({ kind: "stream", steps: [{ raw: lines }] });
+    const holder: { abort?: AbortController } = {};
+    const seen: string[] = [];
+    const { req: r, rec, abort } = req({
+      onDelta: (d) => {
+        seen.push(d.text);
+        holder.abort?.abort();
+      },
+    });
+    holder.abort = abort;
+    assertEquals(await broker.chat(r), { kind: "cancelled" });
+    assertEquals(seen, ["Hello"]);
+    assertEquals(attemptOutcomes(rec), ["cancelled"]);
+  });
 });
