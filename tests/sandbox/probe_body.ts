@@ -246,6 +246,7 @@ export const SB3_PROBE_NAMES: readonly string[] = [
   "execveat_bad_fd",
   "io_uring_enter_bad_fd",
   "io_uring_register_bad_fd",
+  "ptrace_peek_parent",
   "pidfd_open_parent",
   "pidfd_getfd_bad_fd",
   "pidfd_send_signal_bad_fd",
@@ -298,6 +299,8 @@ export function runKernelDenyProbes(): Record<string, number> {
     execveat_bad_fd: rawErrno("execveat", -1, empty, argv, argv, AT_EMPTY_PATH),
     io_uring_enter_bad_fd: rawErrno("io_uring_enter", -1, 0, 0, 0, null, 0),
     io_uring_register_bad_fd: rawErrno("io_uring_register", -1, 0, null, 0),
+    // Not our tracee: the kernel says ESRCH (ATTACH would be EPERM for want of caps).
+    ptrace_peek_parent: rawErrno("ptrace", 2, /* PTRACE_PEEKDATA */ parent, 0, 0),
     pidfd_open_parent: rawErrno("pidfd_open", parent, 0),
     pidfd_getfd_bad_fd: rawErrno("pidfd_getfd", -1, 0, 0),
     pidfd_send_signal_bad_fd: rawErrno("pidfd_send_signal", -1, 0, null, 0),
