@@ -7,6 +7,8 @@
  * - the plan is intact (plan digest) and bound to the current Agent
  *   generation, Run and call; its path is canonical and outside the reserved
  *   namespace and its content within the bounds (re-checked, not trusted);
+ * - the diff of the current content to the new content has the approved
+ *   diff digest;
  * - the parent directory is the same object the plan saw;
  * - create: the name is absent, and the new file appears only through
  *   renameat2(RENAME_NOREPLACE) from a private temp;
@@ -55,6 +57,8 @@ import {
   WRITE_CONTENT_MAX_BYTES,
 } from "../limits.ts";
 import {
+  diffDigest,
+  lineDiff,
   type MutationBinding,
   type MutationPlan,
   MutationPlanSchema,
@@ -203,6 +207,10 @@ export function commitMutation(
     }
     const text = newTextOf(plan, current);
     if (text === null || newContentDigest(text) !== plan.new_digest) return fail("file_changed");
+    // What is committed must be exactly the change the operator approved.
+    if (diffDigest(lineDiff(plan.path, current, text)) !== plan.diff_digest) {
+      return fail("approval_stale");
+    }
     if (now() > deadline) return fail("file_timeout");
     const tmp = writeTemp(dirfd, new TextEncoder().encode(text));
     if (tmp === null) return fail("storage_full");

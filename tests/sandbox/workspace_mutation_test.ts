@@ -342,6 +342,10 @@ Deno.test("commit re-checks a plan's path and sizes even when its digest was rec
     const ctl = "a\u0000b";
     const bin = forge({ content: ctl, new_digest: newContentDigest(ctl) });
     assertEquals(code(commitMutation(ws.root, bin, { binding })), "file_binary");
+    // Content and its digest swapped consistently: the approved diff no longer describes it.
+    const other = "other\n";
+    const swapped = forge({ content: other, new_digest: newContentDigest(other) });
+    assertEquals(code(commitMutation(ws.root, swapped, { binding })), "approval_stale");
     assertEquals([...Deno.readDirSync(ws.dir)].length, 0);
     assertEquals(code(commitMutation(ws.root, made.plan, { binding })), "ok");
   });
