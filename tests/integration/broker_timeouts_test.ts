@@ -67,9 +67,11 @@ Deno.test("a stall after the first frame fails model_stream_idle_timeout without
     assertEquals(rec.types(), pairs(1));
     assertEquals(attemptOutcomes(rec), ["idle_timeout"]);
     assertEquals(await ollama.chats[0].closed, "client_closed");
-    // Idle stalls are not zero-frame failures: the circuit stays closed.
-    ollama.enqueue(sc.stall(), sc.text("fine"));
-    await broker.chat(req().req);
+    // Idle stalls are not zero-frame failures: after two more in a row the circuit stays closed.
+    ollama.enqueue(sc.stall(), sc.stall(), sc.text("fine"));
+    for (let i = 0; i < 2; i++) {
+      assertEquals((await broker.chat(req().req)).kind, "failed");
+    }
     assertEquals((await broker.chat(req().req)).kind, "completed");
   }, { timeouts: { idleMs: 150 } });
 });
