@@ -1,6 +1,7 @@
 /**
  * Cross-device refusal [TL-4]: a tmpfs, a same-filesystem bind mount and a
- * procfs mounted inside the workspace must all be refused as path_cross_device.
+ * procfs mounted inside the workspace must all be refused as path_cross_device,
+ * by the readers, by grep and by mutation planning.
  * The mounts live in a private mount namespace of a child process
  * (`unshare --mount --propagation private`), so the host is never touched.
  */
@@ -51,6 +52,8 @@ Deno.test("tools refuse tmpfs, bind and procfs mounts inside the workspace", () 
       bind: "path_cross_device",
       proc: "path_cross_device",
       plain: "ok",
+      grepTmpfs: "path_cross_device",
+      writeTmpfs: "path_cross_device",
       glob: { files: ["src/x.txt"], refused: 3 },
     });
   } finally {
