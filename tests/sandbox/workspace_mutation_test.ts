@@ -383,3 +383,46 @@ Deno.test("mutation bounds at exactly the limit pass: 4 KiB fragments and a 4 Ki
     assert(over.preview.endsWith(PREVIEW_TRUNCATED_MARKER));
   });
 });
+
+Deno.test("a target that became a hardlink, symlink or FIFO after its read is refused at plan and commit", () => {
+  withWorkspace((ws) => {
+    const outside = Deno.makeTempDirSync({ prefix: "ab-outside-" });
+    try {
+      const swaps: [string, (p: string) => void][] = [
+        ["file_hardlinked", (p) => Deno.linkSync(p, `${ws.dir}/second`)],
+        ["path_symlink", (p) => {
+          Deno.removeSync(p);
+          Deno.writeTextFileSync(`${outside}/victim`, "v1\n");
+          Deno.symlinkSync(`${outside}/victim`, p);
+        }],
+        ["file_not_regular", (p) => {
+          Deno.removeSync(p);
+          new Deno.Command("mkfifo", { args: ["-m", "600", p] }).outputSync();
+        }],
+      ];
+      for (const [want, swap] of swaps) {
+        for (const stage of ["plan", "commit"]) {
+          for (const n of [...Deno.readDirSync(ws.dir)]) Deno.removeSync(`${ws.dir}/${n.name}`);
+          const p = ws.file("t.txt", "v1\n");
+          const rc = receipt(ws, "t.txt");
+          const args = { path: "t.txt", old_text: "v1", new_text: "v2" };
+          if (stage === "plan") {
+            swap(p);
+            assertEquals(code(prepareEdit(ws.root, args, { receipt: rc, binding })), want, want);
+          } else {
+            const plan = prepareEdit(ws.root, args, { receipt: rc, binding });
+            assert(plan.ok);
+            swap(p);
+            const c = commitMutation(ws.root, plan.plan, { binding });
+            assertEquals(code(c), want, `commit ${want}`);
+          }
+          const left = [...Deno.readDirSync(ws.dir)].map((e) => e.name);
+          assert(!left.some((n) => n.startsWith(".agent-builder-write-")), "no temp left");
+        }
+      }
+      assertEquals(Deno.readTextFileSync(`${outside}/victim`), "v1\n");
+    } finally {
+      Deno.removeSync(outside, { recursive: true });
+    }
+  });
+});
