@@ -12,7 +12,13 @@
  * projection [MB-8] keeps only the latest complete bundle and the message.
  */
 import { AppError, type ErrorCode } from "../errors.ts";
-import { type Admission, type AdmitOptions, makeReceipt, render } from "../context/admission.ts";
+import {
+  type Admission,
+  type AdmitOptions,
+  estimateTokens,
+  makeReceipt,
+  render,
+} from "../context/admission.ts";
 import type { ChatOutcome } from "../model/types.ts";
 import { usageFinished, usageStarted } from "../store/run_store.ts";
 import { JournalUnavailable } from "./run_recorder.ts";
@@ -34,6 +40,8 @@ export async function callModel(
   counter: { calls: number },
 ): Promise<ModelCallResult> {
   const snap = ctx.snapshot;
+  /** Kept bundles and CX-3 estimate of the request being sent (the recovery call's own). */
+  let sent = { kept: adm.keptBundles, estimate: adm.estimate };
   let blockOpen = false;
   let outcome: ChatOutcome;
   /** A journal/cap failure inside a Broker callback: it, not the Broker's code, ends the Turn. */
@@ -77,14 +85,14 @@ export async function callModel(
               token_estimate: e.tokenEstimate,
               request_bytes: e.requestBytes,
               digest: e.digest,
-              collapsed_bundles: ctx.plan.history.length - adm.keptBundles,
+              collapsed_bundles: ctx.plan.history.length - sent.kept,
             }, () =>
               usageStarted(ctx.db, {
                 runId: snap.run_id,
                 call: counter.calls,
                 modelId: e.modelId,
                 scope: ctx.scope,
-                estimate: adm.estimate,
+                estimate: sent.estimate,
                 now: ctx.now(),
               }))
           );
@@ -172,7 +180,10 @@ export async function callModel(
         // [MB-8] one smaller projection: the latest complete bundle and the current message.
         if (ctx.plan.history.length < 2) return null;
         const kept = ctx.plan.history.slice(-1);
-        return render(ctx.plan, kept, makeReceipt(ctx.plan.history.slice(0, -1)), opts);
+        const messages = render(ctx.plan, kept, makeReceipt(ctx.plan.history.slice(0, -1)), opts);
+        // Its events and usage row describe this smaller request, not the first one.
+        sent = { kept: kept.length, estimate: estimateTokens(messages, adm.tools) };
+        return messages;
       },
     });
   } finally {

@@ -6,6 +6,7 @@
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { codeOf } from "../helpers/agents_api.ts";
+import { openAgentState } from "../helpers/agent_state.ts";
 import {
   isTerminal,
   newConversation,
@@ -16,6 +17,8 @@ import {
   waitTurn,
 } from "../helpers/runs.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
+
+const utf8 = (s: string) => new TextEncoder().encode(s).length;
 
 function userContents(body: { messages: { role: string; content: string }[] }): string[] {
   return body.messages.filter((m) => m.role !== "system").map((m) => `${m.role}:${m.content}`);
@@ -99,6 +102,23 @@ Deno.test("Runs end to end against a confined Worker and the scripted model", as
       assertEquals(frames.at(-1)!.event, "run.completed");
       const starts = frames.filter((f) => f.event === "model.request.started");
       assertEquals(starts.map((f) => f.data.payload.recovery), [0, 1]);
+      // Three completed Turns precede it; the recovery call keeps only the latest one.
+      assertEquals(starts.map((f) => f.data.payload.collapsed_bundles), [0, 2]);
+      const db = openAgentState(h.server.home, h.agent);
+      try {
+        const est = db.prepare(
+          "SELECT token_estimate AS n FROM usage_ledger WHERE run_id = ? ORDER BY call",
+        ).all(r.body.run_id).map((x) => (x as { n: number }).n);
+        assertEquals(est.length, 2);
+        // Each usage row carries the CX-3 estimate of the request it sent: the two differ by
+        // exactly the role + content bytes of the two message lists (same tools, same reserve).
+        const bytes = (i: number) =>
+          (h.ollama.chats[before + i].body.messages as { role: string; content: string }[])
+            .reduce((n, m) => n + utf8(m.role) + utf8(m.content), 0);
+        assertEquals(est[1] - est[0], bytes(1) - bytes(0), `estimates ${est}`);
+      } finally {
+        db.close();
+      }
       const retry = userContents(h.ollama.chats[before + 1].body);
       assertEquals(retry.length, 3, retry.join("|"));
       assertEquals(retry.at(-1), "user:overflow please");
