@@ -53,6 +53,7 @@ const EXPECTED: Record<string, number> = {
   async_read_inside_runtime_thread: 0,
   thread_created_after_confinement_read_outside: EACCES,
   tcp_connect_loopback: EPERM,
+  tcp_bind_loopback: EPERM,
   deno_tcp_connect_loopback: EPERM,
   udp_socket: EPERM,
   udp_sendto: EPERM,
@@ -226,7 +227,7 @@ Deno.test("the fd step is what keeps a leaked descriptor out of stage 2 (control
   }
 });
 
-Deno.test("Landlock alone still denies files, TCP, abstract sockets and signals (seccomp disabled)", async () => {
+Deno.test("Landlock alone still denies files, TCP bind and connect, abstract sockets and signals (seccomp disabled)", async () => {
   const sb = makeSandboxDirs();
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const abstract = listenAbstract();
@@ -276,6 +277,7 @@ Deno.test("Landlock alone still denies files, TCP, abstract sockets and signals 
       read_outside_symlink: EACCES,
       write_inside_run_root: EACCES,
       tcp_connect_loopback: EACCES, // handled_access_net, no rule
+      tcp_bind_loopback: EACCES, // handled_access_net, no rule
       abstract_unix_connect: EPERM, // LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
       kill_parent: EPERM, // LANDLOCK_SCOPE_SIGNAL
       udp_socket_not_covered_by_landlock: 0, // why seccomp denies socket()

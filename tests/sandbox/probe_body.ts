@@ -70,6 +70,15 @@ function sockaddrUn(path: string, abstract: boolean): Uint8Array {
   return b;
 }
 
+/** socket() then bind() to 127.0.0.1:0; reports the first failing errno. */
+function bindProbe(): number {
+  const s = syscall("socket", AF_INET, SOCK_STREAM | O_CLOEXEC, 0);
+  if (s.ret < 0n) return s.errno;
+  const b = syscall("bind", Number(s.ret), sockaddrIn(0), 16);
+  syscall("close", Number(s.ret));
+  return errnoOf(b);
+}
+
 /** socket() then connect(); reports the first failing errno. */
 function connectProbe(domain: number, type: number, addr: Uint8Array, len: number): number {
   const s = syscall("socket", domain, type | O_CLOEXEC, 0);
@@ -129,6 +138,7 @@ export async function runProbes(req: ProbeRequest): Promise<Record<string, numbe
   r.async_read_inside_runtime_thread = await denoErrno(() => Deno.readFile(req.inside_file));
   r.thread_created_after_confinement_read_outside = await threadOpen(req.outside_file);
   r.tcp_connect_loopback = connectProbe(AF_INET, SOCK_STREAM, sockaddrIn(req.tcp_port), 16);
+  r.tcp_bind_loopback = bindProbe();
   r.deno_tcp_connect_loopback = await denoErrno(() =>
     Deno.connect({ hostname: "127.0.0.1", port: req.tcp_port })
   );
@@ -199,6 +209,7 @@ export function runLandlockProbes(req: ProbeRequest): Record<string, number> {
     read_outside_symlink: openProbe(req.symlink_path, O_RDONLY),
     write_inside_run_root: openProbe(`${req.inside_file}.new`, O_WRONLY | O_CREAT),
     tcp_connect_loopback: connectProbe(AF_INET, SOCK_STREAM, sockaddrIn(req.tcp_port), 16),
+    tcp_bind_loopback: bindProbe(),
     abstract_unix_connect: connectProbe(
       AF_UNIX,
       SOCK_STREAM,
