@@ -8,7 +8,14 @@
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { codeOf } from "../helpers/agents_api.ts";
-import { newConversation, readSse, startRunHarness, submit, waitTurn } from "../helpers/runs.ts";
+import {
+  isTerminal,
+  newConversation,
+  readSse,
+  startRunHarness,
+  submit,
+  waitTurn,
+} from "../helpers/runs.ts";
 import { ACTIVE_RUNS_TOTAL_MAX } from "../../runtime/limits.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
 
@@ -67,5 +74,30 @@ Deno.test("concurrent submits and decisions cannot pass the admission or approva
     assertEquals(exists, winners[0].body.state === "approved");
   } finally {
     await h.close();
+  }
+});
+
+Deno.test("two deletes racing on an Agent with a live Run: one deletes it, the other is 404, never a 500", async () => {
+  const base = await startRunHarness();
+  try {
+    base.ollama.setDefault(scenarios.stall());
+    const agent = (await base.api("POST", "/api/agents", { name: "doomed" })).body.agent.id;
+    const h = { ...base, agent };
+    const conv = await newConversation(h);
+    const run = (await submit(h, conv, "keep going")).body.run_id as string;
+    // The Run is streaming (its Worker holds the admission) before the deletes race.
+    const seen = await readSse(h, run, {
+      until: (f) => f.event === "assistant.block.delta" || isTerminal(f),
+    });
+    assertEquals(seen.at(-1)?.event, "assistant.block.delta");
+    const results = await Promise.all([
+      base.api("DELETE", `/api/agents/${agent}`),
+      base.api("DELETE", `/api/agents/${agent}`),
+    ]);
+    const outcome = results.map((r) => r.status === 200 ? "deleted" : codeOf(r)).sort();
+    assertEquals(outcome, ["agent_not_found", "deleted"]);
+    assertEquals(codeOf(await base.api("GET", `/api/agents/${agent}`)), "agent_not_found");
+  } finally {
+    await base.close();
   }
 });
