@@ -285,9 +285,12 @@ export function createRunService(opts: RunServiceOptions) {
       run.worker = worker;
       // Cancelled (or past the deadline) while the Worker was starting: no turn frame at all.
       terminal = run.reason !== null ? abortedTerminal(run.reason) : await driveTurn({
-        // A Worker that already exited (cancel, crash) shows up as end of input on receive.
+        // A Worker that already exited (cancel, crash) shows up as end of input on receive,
+        // where the Broker's code still wins [SB-5]; the supervisor reports its closed stdin
+        // as `worker_crashed`, which must not end the Turn from here.
         send: (f) =>
           worker.send(f).catch((err) => {
+            if (err instanceof AppError && err.code === "worker_crashed") return;
             if (!(err instanceof Deno.errors.BrokenPipe)) throw err;
           }),
         receive: (ms) => worker.receive(ms),
