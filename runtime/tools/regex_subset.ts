@@ -170,35 +170,67 @@ export function compileRegexSubset(pattern: string): CompiledRegex | null {
 }
 
 function atomMatches(a: Atom, cp: number): boolean {
-  let hit = false;
-  for (const [lo, hi] of a.ranges) {
-    if (cp >= lo && cp <= hi) {
-      hit = true;
-      break;
-    }
+  const r = a.ranges;
+  for (let i = 0; i < r.length; i++) {
+    if (cp >= r[i][0] && cp <= r[i][1]) return !a.negate;
   }
-  return hit !== a.negate;
+  return a.negate;
 }
 
-/** Linear-time search: does `line` contain a match? */
+/**
+ * Adds state `s` and everything reachable from it through optional atoms to
+ * `list` (states already stamped with `gen` are skipped; their closure is in).
+ */
+function addState(
+  re: CompiledRegex,
+  list: Int32Array,
+  n: number,
+  stamp: Uint32Array,
+  gen: number,
+  s: number,
+): number {
+  const m = re.atoms.length;
+  for (;;) {
+    if (stamp[s] === gen) return n;
+    stamp[s] = gen;
+    list[n++] = s;
+    if (s === m || !re.atoms[s].optional) return n;
+    s++;
+  }
+}
+
+/**
+ * Linear-time search: does `line` contain a match? Only the live states are
+ * visited per character (a sparse set), so a line costs O(line × live
+ * states) ≤ O(line × atoms), usually about O(line).
+ */
 export function regexTest(re: CompiledRegex, line: string): boolean {
   const m = re.atoms.length;
-  let cur = new Uint8Array(m + 1);
-  let nxt = new Uint8Array(m + 1);
-  const close = (set: Uint8Array) => {
-    for (let s = 0; s < m; s++) if (set[s] && re.atoms[s].optional) set[s + 1] = 1;
-  };
-  cur[0] = 1;
-  close(cur);
-  if (cur[m] && !re.anchorEnd) return true;
-  for (const ch of line) {
-    const cp = ch.codePointAt(0)!;
-    nxt.fill(0);
-    for (let s = 0; s < m; s++) if (cur[s] && atomMatches(re.atoms[s], cp)) nxt[s + 1] = 1;
-    if (!re.anchorStart) nxt[0] = 1;
-    close(nxt);
-    if (nxt[m] && !re.anchorEnd) return true;
+  let cur = new Int32Array(m + 1);
+  let nxt = new Int32Array(m + 1);
+  const stamp = new Uint32Array(m + 1);
+  let gen = 1;
+  let nCur = addState(re, cur, 0, stamp, gen, 0);
+  if (stamp[m] === gen && !re.anchorEnd) return true;
+  for (let i = 0; i < line.length; i++) {
+    let cp = line.charCodeAt(i);
+    if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < line.length) {
+      const lo = line.charCodeAt(i + 1);
+      if (lo >= 0xdc00 && lo <= 0xdfff) {
+        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+        i++;
+      }
+    }
+    gen++;
+    let nNxt = 0;
+    for (let k = 0; k < nCur; k++) {
+      const s = cur[k];
+      if (s < m && atomMatches(re.atoms[s], cp)) nNxt = addState(re, nxt, nNxt, stamp, gen, s + 1);
+    }
+    if (!re.anchorStart) nNxt = addState(re, nxt, nNxt, stamp, gen, 0);
+    if (stamp[m] === gen && !re.anchorEnd) return true;
     [cur, nxt] = [nxt, cur];
+    nCur = nNxt;
   }
-  return cur[m] === 1;
+  return stamp[m] === gen;
 }
