@@ -5,7 +5,7 @@
  * after a new Turn, after restart → invalid_session_cursor), cascading
  * delete refused while a Run is active, and continue/branch.
  */
-import { CONVERSATIONS_PER_AGENT_MAX } from "../../runtime/limits.ts";
+import { CONVERSATION_TITLE_MAX_CHARS, CONVERSATIONS_PER_AGENT_MAX } from "../../runtime/limits.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { type Api, apiClient, codeOf } from "../helpers/agents_api.ts";
 import { addTurn, bulkTurns, openAgentState } from "../helpers/agent_state.ts";
@@ -215,6 +215,26 @@ Deno.test("conversation routes over HTTP", async (t) => {
       });
       await api("DELETE", `${base}/${id}`);
     });
+
+    await t.step(
+      "a title of 120 characters is accepted, 121 refused, and a branch title stays within 120",
+      async () => {
+        // Characters are code points: an emoji (two UTF-16 units) counts once.
+        const title = "\u{1F600}".repeat(CONVERSATION_TITLE_MAX_CHARS);
+        const over = await api("POST", base, { title: title + "x" });
+        assertEquals([over.status, codeOf(over)], [422, "schema_violation"]);
+        const id = await newConv(api, agent, title);
+        assertEquals((await api("GET", `${base}/${id}`)).body.session.title, title);
+        withState(server, agent, (db) => addTurn(db, id));
+        const br = await api("POST", `${base}/${id}/continue`, { mode: "branch" });
+        const branchTitle = br.body.session.title as string;
+        assertEquals(Array.from(branchTitle).length, CONVERSATION_TITLE_MAX_CHARS);
+        assert(branchTitle.endsWith("\u{1F600} (branch)"), "no emoji is cut in half");
+        const renamed = await api("PATCH", `${base}/${br.body.session.id}`, { title: branchTitle });
+        assertEquals(renamed.status, 200, "a branch title is a valid title");
+        await api("DELETE", `${base}/${id}`);
+      },
+    );
 
     await t.step("the 101st Conversation is refused with conversation_limit", async () => {
       const existing = (await api("GET", base)).body.sessions.length;
