@@ -158,8 +158,12 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
   }, Math.max(50, Math.min(1000, Math.floor(idleMs / 4))));
   Deno.unrefTimer(sweep);
 
+  /** Connections admitted but still dialling upstream: they hold a slot already. */
+  let dialling = 0;
+
   async function serveConn(client: Deno.TcpConn): Promise<void> {
-    if (open.size >= max) {
+    // Counted before the first await, so a burst cannot all pass the check at once.
+    if (open.size + dialling >= max) {
       await writeAll(client, busy).catch((err) => {
         if (!isDisconnect(err)) throw err;
       });
@@ -167,12 +171,15 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
       return;
     }
     let upstream: Deno.TcpConn;
+    dialling++;
     try {
       upstream = await Deno.connect({ hostname: "127.0.0.1", port: opts.upstreamPort });
     } catch (err) {
       client.close();
       if (err instanceof Deno.errors.ConnectionRefused) return; // server shutting down
       throw err;
+    } finally {
+      dialling--; // the slot passes to `open` below, in this same turn
     }
     const localPort = upstream.localAddr.port;
     let closed = false;

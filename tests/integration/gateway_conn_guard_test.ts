@@ -6,6 +6,7 @@
  * half-closing client still gets its answer.
  */
 import { createGateway } from "../../runtime/http/gateway.ts";
+import { startConnGuard } from "../../runtime/http/conn_guard.ts";
 import { SECURITY_HEADERS } from "../../runtime/http/headers.ts";
 import type { Route } from "../../runtime/http/router.ts";
 import { type RunningServer, startServer } from "../../runtime/http/server.ts";
@@ -226,3 +227,60 @@ Deno.test("prior-knowledge HTTP/2 is closed before a byte reaches the server; HT
     await slow.closeWrite();
     assertMatch((await untilClosed(slow, 3000)).text, /^HTTP\/1\.1 200 OK[\s\S]*pong$/);
   }));
+
+Deno.test("a burst of simultaneous connections cannot open more than MAX_CONCURRENT_CONNECTIONS", async () => {
+  const upstream = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const accepted: Deno.Conn[] = [];
+  const acceptLoop = (async () => {
+    for await (const c of upstream) accepted.push(c);
+  })();
+  const guard = startConnGuard({
+    hostname: "127.0.0.1",
+    port: 0,
+    upstreamPort: (upstream.addr as Deno.NetAddr).port,
+    log: silentLogger,
+    idleMs: 60_000,
+  });
+  const extra = 16;
+  const conns = await Promise.all(
+    Array.from(
+      { length: MAX_CONCURRENT_CONNECTIONS + extra },
+      () => Deno.connect({ hostname: "127.0.0.1", port: guard.addr.port }),
+    ),
+  );
+  const closeQuietly = (c: Deno.Conn) => {
+    try {
+      c.close();
+    } catch (err) {
+      if (!(err instanceof Deno.errors.BadResource)) throw err;
+    }
+  };
+  try {
+    // Every socket is either refused at once or admitted (and then silent until our timer).
+    const refused = await Promise.all(conns.map(async (c) => {
+      const buf = new Uint8Array(1024);
+      const timer = setTimeout(() => closeQuietly(c), 3000);
+      try {
+        const n = await c.read(buf);
+        return n !== null && dec.decode(buf.subarray(0, n)).startsWith("HTTP/1.1 503");
+      } catch (err) {
+        if (err instanceof Deno.errors.BadResource || err instanceof Deno.errors.Interrupted) {
+          return false;
+        }
+        throw err;
+      } finally {
+        clearTimeout(timer);
+      }
+    }));
+    assertEquals(refused.filter(Boolean).length, extra, "exactly the sockets over the cap");
+  } finally {
+    conns.forEach(closeQuietly);
+    guard.stopAccepting();
+    guard.closeAll();
+    upstream.close();
+    await acceptLoop.catch((err) => {
+      if (!(err instanceof Deno.errors.BadResource)) throw err;
+    });
+    accepted.forEach(closeQuietly);
+  }
+});
