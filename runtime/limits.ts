@@ -128,6 +128,8 @@ export const IPC_ROUNDS_MAX = 16;
 export const IPC_ATTESTATION_TIMEOUT_MS = 10 * 1000;
 export const IPC_REPLY_TIMEOUT_MS = 130 * 1000;
 export const WORKER_RLIMIT_CPU_S = 60;
+/** Hard RLIMIT_CPU: above the soft limit so the kernel's first action is SIGXCPU, not SIGKILL. */
+export const WORKER_RLIMIT_CPU_HARD_S = WORKER_RLIMIT_CPU_S + 1;
 // V8 reserves ~50 GiB of address space (pointer cages, sandbox) at start-up, so the
 // address-space cap only stops runaway mappings; RLIMIT_DATA bounds writable memory.
 export const WORKER_RLIMIT_AS_BYTES = 64 * 1024 * MiB;

@@ -120,6 +120,9 @@ export function fileGrep(
     }
     const lines = t.text.split("\n");
     const found: GrepMatch[] = [];
+    // One match beyond what still fits is enough to report match_limit; the
+    // rest of the file is only scanned for over-long lines.
+    const room = GREP_MATCHES_MAX + 1 - matches.length;
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i].endsWith("\r") ? lines[i].slice(0, -1) : lines[i];
       if (line.length > GREP_LINE_MAX_BYTES / 3 && utf8Length(line) > GREP_LINE_MAX_BYTES) {
@@ -130,7 +133,9 @@ export function fileGrep(
       if ((line.length > 256 || (i & 63) === 0) && now() > deadline) {
         return { ok: false, code: "file_timeout" };
       }
-      if (test(line)) found.push({ path: f.path, line: i + 1, text: shown(line) });
+      if (found.length < room && test(line)) {
+        found.push({ path: f.path, line: i + 1, text: shown(line) });
+      }
     }
     for (const m of found) {
       if (matches.length === GREP_MATCHES_MAX) {

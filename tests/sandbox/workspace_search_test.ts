@@ -279,3 +279,20 @@ Deno.test("grep accepts a 256-byte pattern and refuses 257 bytes, literal or reg
     }
   });
 });
+
+Deno.test("a 1 MiB file of matching lines answers 128 matches with match_limit well inside 1 s", () => {
+  withWorkspace((ws) => {
+    // 524,288 one-byte matching lines: collecting every match would blow the deadline.
+    ws.file("flood.txt", "h\n".repeat(512 * 1024));
+    const r = fileGrep(ws.root, { pattern: "h" });
+    assertEquals(code(r), "ok");
+    assert(r.ok);
+    assertEquals([r.matches.length, r.truncated], [128, "match_limit"]);
+    assertEquals(r.matches[127], { path: "flood.txt", line: 128, text: "h" });
+    // A later over-long line still refuses the whole file, early stop or not.
+    ws.file("late.txt", "h\n".repeat(200) + "h".repeat(16 * 1024 + 1) + "\n");
+    const late = fileGrep(ws.root, { pattern: "h", path: "late.txt" });
+    assert(late.ok);
+    assertEquals([late.matches.length, late.refused], [0, 1]);
+  });
+});
