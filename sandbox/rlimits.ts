@@ -5,10 +5,14 @@
  * What this file enforces: CPU seconds, address space, data segment, file size, open fds,
  * processes (threads count too) and core dumps (0) are capped before anything
  * untrusted runs; limits are only ever lowered (an existing lower hard limit
- * is kept), and a failed set is a failure, not a warning.
+ * is kept), and a failed set is a failure, not a warning. Soft = hard except
+ * for CPU: at a hard limit the kernel sends SIGKILL, so the hard CPU limit sits
+ * one second above the soft one and exhaustion shows as SIGXCPU
+ * (`worker_resource_limit`), not as an anonymous kill (`worker_crashed`).
  */
 import {
   WORKER_RLIMIT_AS_BYTES,
+  WORKER_RLIMIT_CPU_HARD_S,
   WORKER_RLIMIT_CPU_S,
   WORKER_RLIMIT_DATA_BYTES,
   WORKER_RLIMIT_FSIZE_BYTES,
@@ -29,7 +33,10 @@ export const RLIMIT_AS = 9;
 export interface RlimitSetting {
   resource: number;
   name: string;
+  /** Soft limit. */
   value: bigint;
+  /** Hard limit. @default value */
+  hard?: bigint;
 }
 
 /**
@@ -43,7 +50,12 @@ export interface RlimitSetting {
 export function workerRlimitPlan(uidTasks = 0): RlimitSetting[] {
   const nproc = WORKER_RLIMIT_NPROC + Math.max(0, Math.floor(uidTasks));
   return [
-    { resource: RLIMIT_CPU, name: "cpu", value: BigInt(WORKER_RLIMIT_CPU_S) },
+    {
+      resource: RLIMIT_CPU,
+      name: "cpu",
+      value: BigInt(WORKER_RLIMIT_CPU_S),
+      hard: BigInt(WORKER_RLIMIT_CPU_HARD_S),
+    },
     { resource: RLIMIT_AS, name: "as", value: BigInt(WORKER_RLIMIT_AS_BYTES) },
     { resource: RLIMIT_DATA, name: "data", value: BigInt(WORKER_RLIMIT_DATA_BYTES) },
     { resource: RLIMIT_FSIZE, name: "fsize", value: BigInt(WORKER_RLIMIT_FSIZE_BYTES) },
@@ -55,18 +67,20 @@ export function workerRlimitPlan(uidTasks = 0): RlimitSetting[] {
 
 export type RlimitResult = { ok: true } | { ok: false; step: string; errno: number };
 
-/** Applies each limit (soft = hard = min(value, current hard)) to the calling process. */
+/** Applies each limit (each of soft and hard capped by the current hard limit) to the calling process. */
 export function applyRlimits(plan: readonly RlimitSetting[]): RlimitResult {
   for (const s of plan) {
     const old = new Uint8Array(16);
     const g = syscall("prlimit64", 0, s.resource, null, old);
     if (g.ret !== 0n) return { ok: false, step: `rlimit_${s.name}`, errno: g.errno };
     const oldMax = new DataView(old.buffer).getBigUint64(8, true);
-    const value = s.value < oldMax ? s.value : oldMax;
+    const min = (a: bigint, b: bigint) => (a < b ? a : b);
+    const hard = min(s.hard ?? s.value, oldMax);
+    const soft = min(s.value, hard);
     const lim = new Uint8Array(16);
     const v = new DataView(lim.buffer);
-    v.setBigUint64(0, value, true);
-    v.setBigUint64(8, value, true);
+    v.setBigUint64(0, soft, true);
+    v.setBigUint64(8, hard, true);
     const r = syscall("prlimit64", 0, s.resource, lim, null);
     if (r.ret !== 0n) return { ok: false, step: `rlimit_${s.name}`, errno: r.errno };
   }

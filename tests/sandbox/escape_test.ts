@@ -12,6 +12,7 @@ import { readProcText } from "../../sandbox/procfs.ts";
 import { SECUREBITS_LOCKED } from "../../sandbox/capabilities.ts";
 import {
   WORKER_RLIMIT_AS_BYTES,
+  WORKER_RLIMIT_CPU_HARD_S,
   WORKER_RLIMIT_CPU_S,
   WORKER_RLIMIT_DATA_BYTES,
   WORKER_RLIMIT_FSIZE_BYTES,
@@ -169,22 +170,23 @@ Deno.test("a confined Worker fails every escape attempt with the exact errno", a
       true,
       false, // stderr: /dev/null in production
     ]);
-    // rlimits [SB-1]: soft = hard = the bound from runtime/limits.ts.
+    // rlimits [SB-1]: soft = hard = the bound from runtime/limits.ts, except CPU,
+    // whose hard limit sits above the soft one (SIGXCPU first, then SIGKILL).
     for (
-      const [label, value] of [
-        ["Max cpu time", WORKER_RLIMIT_CPU_S],
-        ["Max file size", WORKER_RLIMIT_FSIZE_BYTES],
-        ["Max data size", WORKER_RLIMIT_DATA_BYTES],
-        ["Max core file size", 0],
-        ["Max processes", WORKER_RLIMIT_NPROC],
-        ["Max open files", WORKER_RLIMIT_NOFILE],
-        ["Max address space", WORKER_RLIMIT_AS_BYTES],
+      const [label, soft, hard] of [
+        ["Max cpu time", WORKER_RLIMIT_CPU_S, WORKER_RLIMIT_CPU_HARD_S],
+        ["Max file size", WORKER_RLIMIT_FSIZE_BYTES, WORKER_RLIMIT_FSIZE_BYTES],
+        ["Max data size", WORKER_RLIMIT_DATA_BYTES, WORKER_RLIMIT_DATA_BYTES],
+        ["Max core file size", 0, 0],
+        ["Max processes", WORKER_RLIMIT_NPROC, WORKER_RLIMIT_NPROC],
+        ["Max open files", WORKER_RLIMIT_NOFILE, WORKER_RLIMIT_NOFILE],
+        ["Max address space", WORKER_RLIMIT_AS_BYTES, WORKER_RLIMIT_AS_BYTES],
       ] as const
     ) {
       const row = limits.split("\n").find((l) => l.startsWith(label)) ?? "";
       assertEquals(row.slice(label.length).trim().split(/\s+/).slice(0, 2), [
-        String(value),
-        String(value),
+        String(soft),
+        String(hard),
       ], label);
     }
     // The Run root is removed once the Worker is gone [SB-6].

@@ -381,7 +381,8 @@ const RawRequestSchema = z.object({
 
 /**
  * Body: `probe.run` → `probe.result`; `probe.raw` writes a raw non-JSON line
- * (to test the Control Plane's bounds); `probe.hold` outlives end of input by
+ * (to test the Control Plane's bounds); `probe.spin` burns CPU for up to 30 s;
+ * `probe.hold` outlives end of input by
  * 10 s (parent-death test); `ping` → `pong`; exits 0 at EOF.
  */
 export const probeBody: WorkerBody = async (port) => {
@@ -407,6 +408,11 @@ export const probeBody: WorkerBody = async (port) => {
       const line = new Uint8Array(req.bytes + (req.newline ? 1 : 0)).fill(0x61);
       if (req.newline) line[req.bytes] = 0x0a;
       await Deno.stdout.write(line);
+    } else if (f.type === "probe.spin") {
+      // Burn CPU (bounded by wall time) until RLIMIT_CPU ends the process.
+      const until = Date.now() + 30_000;
+      while (Date.now() < until) { /* bounded busy loop */ }
+      return 0;
     } else if (f.type === "probe.hold") {
       // Ignore end of input for a while: only a signal ends this Worker sooner.
       await new Promise((r) => setTimeout(r, 10_000));

@@ -35,6 +35,16 @@ const FAULTS: Record<string, Partial<ConfineSteps>> = {
   no_pdeathsig: { parentDeathSignal: () => ({ ok: true }) },
   // Control for the fd test: leave inherited descriptors open across execve.
   keep_inherited_fds: { closeInheritedFds: () => ({ ok: true }) },
+  // The production CPU limits scaled down to a 2 s soft limit, keeping the
+  // production gap between soft and hard limit, so a spin test ends quickly.
+  cpu_limit_2s: {
+    rlimits: (plan) =>
+      PRODUCTION_STEPS.rlimits(
+        plan.map((s) =>
+          s.name === "cpu" ? { ...s, value: 2n, hard: 2n + (s.hard ?? s.value) - s.value } : s
+        ),
+      ),
+  },
 };
 
 const args = [...Deno.args];

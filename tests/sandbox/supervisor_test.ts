@@ -216,3 +216,30 @@ supervisedTest(
     }
   },
 );
+
+supervisedTest(
+  "a Worker that exhausts RLIMIT_CPU ends by SIGXCPU with worker_resource_limit",
+  async () => {
+    const sb = makeSandboxDirs();
+    try {
+      const w = await spawnConfinedWorker({
+        runRoot: sb.runRoot,
+        deadlineMs: 60_000,
+        log: recordingLogger(),
+        parseFrame: anyFrame,
+        command: probeCommand("cpu_limit_2s"),
+      });
+      await w.send({ v: IPC_PROTOCOL_VERSION, type: "probe.spin" });
+      const exit = await w.exited;
+      // The soft limit signals SIGXCPU; were soft == hard the kernel would send
+      // SIGKILL instead and the Run would be misreported as worker_crashed.
+      assertEquals([exit.reason, exit.signal, exit.errorCode], [
+        "exited",
+        "SIGXCPU",
+        "worker_resource_limit",
+      ]);
+    } finally {
+      sb.cleanup();
+    }
+  },
+);
