@@ -85,6 +85,19 @@ export interface LoadedToken {
  * detail never includes the content.
  */
 export function loadToken(root: string): LoadedToken {
+  try {
+    return readTokenFile(root);
+  } catch (err) {
+    // Removed between the path check and the read (a concurrent edit): a fixed
+    // refusal, so the SIGHUP path fails closed instead of throwing past `serve`.
+    if (err instanceof Deno.errors.NotFound) {
+      throw new AppError("unsafe_path", "token file vanished");
+    }
+    throw err;
+  }
+}
+
+function readTokenFile(root: string): LoadedToken {
   checkManagedPath(root, TOKEN_REL, "file");
   const before = statTokenFile(root);
   const info = Deno.lstatSync(`${root}/${TOKEN_REL}`);
