@@ -301,6 +301,13 @@ export function createAgentService(opts: AgentServiceOptions) {
             break;
           }
           case "deleting":
+            if (row.is_system === 1) {
+              // [AG-2] The system Agent is never purged, whatever the registry says.
+              reg.unfenceSystemAgent(db, row.id, t);
+              provision(row.id, row.generation);
+              opts.log.warn("agent.system_unfenced", { agent: row.id });
+              break;
+            }
             purge(row.id);
             known.delete(row.id);
             break;

@@ -186,6 +186,22 @@ export function fenceForDelete(db: DatabaseSync, id: string, now: number): boole
 }
 
 /**
+ * Nothing fences the system Agent for delete (see fenceForDelete), so a system row in
+ * `deleting` comes from a hand-edited registry: it goes back to `active`, never purged [AG-2].
+ */
+export function unfenceSystemAgent(db: DatabaseSync, id: string, now: number): boolean {
+  return transaction(db, () => {
+    const r = db.prepare(
+      `UPDATE agents SET state = 'active', pending_generation = NULL, updated_at = ?
+       WHERE id = ? AND is_system = 1 AND state = 'deleting'`,
+    ).run(now, id);
+    if (r.changes !== 1) return false;
+    appendAudit(db, id, "recovered", now);
+    return true;
+  });
+}
+
+/**
  * Final step of a delete: records the residual audit and removes the row, in
  * one transaction. With residue > 0 the row stays `deleting` (recovery retries).
  */

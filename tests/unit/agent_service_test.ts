@@ -364,3 +364,16 @@ Deno.test("the lifecycle audit keeps at most AGENT_AUDIT_ROWS_MAX rows: an orpha
       };
     assert(newest.at > AGENT_AUDIT_ROWS_MAX, "the oldest rows are the ones trimmed");
   }));
+
+Deno.test("a registry that says the system Agent is being deleted never purges it on start", () =>
+  withAgents(({ root, registry, agents, reopen }) => {
+    const file = `${root}/data/agents/${SYSTEM_AGENT_ID}/workspace/agent-builder.md`;
+    Deno.writeTextFileSync(file, "operator text\n");
+    agents.pool.closeAll();
+    // Only a hand-edited (or restored, crafted) registry can hold this row: nothing fences it.
+    registry.prepare("UPDATE agents SET state = 'deleting' WHERE id = ?").run(SYSTEM_AGENT_ID);
+    const again = reopen();
+    const sys = again.get(SYSTEM_AGENT_ID);
+    assertEquals([sys.state, sys.is_system], ["active", true]);
+    assertEquals(Deno.readTextFileSync(file), "operator text\n", "its Capsule is kept");
+  }));
