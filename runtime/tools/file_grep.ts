@@ -96,6 +96,7 @@ export function fileGrep(
   let searched = 0;
   let refused = 0;
   let truncated: SearchTruncation = "none";
+  let lastRefusal: Fail["code"] = "file_changed";
 
   const visit = (f: WalkFile): VisitResult => {
     if (readBytes + Number(f.st.size) > GREP_READ_MAX_BYTES) {
@@ -109,6 +110,7 @@ export function fileGrep(
     if (!cap.ok) {
       if (cap.code === "file_timeout") return cap;
       refused++;
+      lastRefusal = cap.code;
       return "continue";
     }
     readBytes += cap.bytes.length;
@@ -165,7 +167,8 @@ export function fileGrep(
         if (bad !== null) return { ok: false, code: bad };
         const r = visit({ path: base.path, dirfd: parent.fd, name: leaf, st: st.st });
         if (r !== "continue" && r !== "stop") return r;
-        if (searched === 0) return { ok: false, code: "file_changed" };
+        // The one named file could not be captured: say why, with its fixed code.
+        if (searched === 0) return { ok: false, code: lastRefusal };
         return { ok: true, matches, files_searched: searched, truncated, refused };
       }
     } finally {

@@ -5,6 +5,7 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { fileReadText } from "../../runtime/tools/file_read_text.ts";
 import { fileStat } from "../../runtime/tools/file_stat.ts";
+import { fileGrep } from "../../runtime/tools/file_grep.ts";
 import { steppingClock, withWorkspace } from "./workspace_fixture.ts";
 
 function code(r: { ok: boolean; code?: string }): string {
@@ -271,5 +272,26 @@ Deno.test("read_text refuses a FIFO that reuses the checked file's inode number"
     });
     // Same inode number or not, the reopened object is re-checked and refused.
     assert(!r.ok && (r.code === "file_not_regular" || r.code === "file_changed"));
+  });
+});
+
+Deno.test("a hole hidden behind preallocated blocks is still refused as sparse, by read_text and grep", () => {
+  withWorkspace((ws) => {
+    // Allocated blocks ≥ size, so only lseek(SEEK_HOLE) can see the hole.
+    const p = ws.file("prealloc.txt", "hello\n");
+    const r = new Deno.Command("sh", {
+      args: ["-c", 'fallocate -n -o 0 -l 1048576 "$1" && truncate -s 65536 "$1"', "sh", p],
+    }).outputSync();
+    assert(r.success, new TextDecoder().decode(r.stderr));
+    const st = Deno.statSync(p);
+    assert((st.blocks ?? 0) * 512 >= st.size, "the block count alone must not reveal the hole");
+    assertEquals(code(fileReadText(ws.root, { path: "prealloc.txt" })), "file_sparse");
+    assertEquals(
+      code(fileGrep(ws.root, { pattern: "hello", path: "prealloc.txt" })),
+      "file_sparse",
+    );
+    const all = fileGrep(ws.root, { pattern: "hello" });
+    assert(all.ok);
+    assertEquals([all.matches.length, all.refused], [0, 1]);
   });
 });
