@@ -7,7 +7,8 @@
  *   upgrade: `active` → `upgrading` (fence, pending_generation = g+1) → cancel and
  *            drain admitted Runs → stage (fresh runtime dir, re-opened/migrated
  *            state.sqlite, instruction file, manifest g+1) → promote (`active`, g+1)
- *   delete : `active` → `deleting` (fence) → cancel and drain → close db → remove
+ *   delete : `active` (or a `provisioning` left by a failed create) → `deleting`
+ *            (fence) → cancel and drain → close db → remove
  *            data dir → remove runtime dir → residual audit → row removed
  * Recovery converges every half-done transition forward (see `recover`).
  * The system Agent always exists and refuses rename, upgrade and delete.

@@ -172,12 +172,16 @@ export function abortUpgrade(db: DatabaseSync, id: string, now: number): boolean
   });
 }
 
-/** Admission fence for a delete: active → deleting. The system Agent never matches. */
+/**
+ * Admission fence for a delete: active → deleting, and provisioning → deleting for
+ * a create whose provisioning failed (provisioning never yields, so a provisioning
+ * row a request can see is never one still in progress). The system Agent never matches.
+ */
 export function fenceForDelete(db: DatabaseSync, id: string, now: number): boolean {
   return transaction(db, () => {
     const r = db.prepare(
       `UPDATE agents SET state = 'deleting', pending_generation = NULL, updated_at = ?
-       WHERE id = ? AND state = 'active' AND is_system = 0`,
+       WHERE id = ? AND state IN ('active', 'provisioning') AND is_system = 0`,
     ).run(now, id);
     if (r.changes !== 1) return false;
     appendAudit(db, id, "delete_fenced", now);

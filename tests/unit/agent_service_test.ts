@@ -377,3 +377,29 @@ Deno.test("a registry that says the system Agent is being deleted never purges i
     assertEquals([sys.state, sys.is_system], ["active", true]);
     assertEquals(Deno.readTextFileSync(file), "operator text\n", "its Capsule is kept");
   }));
+
+Deno.test("an Agent whose create failed while provisioning can be deleted without a restart", () =>
+  withAgents(async ({ root, registry, agents }) => {
+    const failing = createAgentService({
+      registryDb: registry,
+      pool: agents.pool,
+      capsule: {
+        root,
+        ensureInstructionFile: () => {
+          throw new Deno.errors.PermissionDenied("disk refused");
+        },
+      },
+      log: quietLog,
+      faults: NO_FAULTS,
+    });
+    assertThrows(() => failing.create("Broken"), (e) => {
+      assert(e instanceof Deno.errors.PermissionDenied, String(e));
+    });
+    const broken = agents.list().find((a) => a.name === "Broken")!;
+    assertEquals(broken.state, "provisioning");
+    assertThrows(() => agents.admit(broken.id), expectCode("agent_busy"));
+    await agents.delete(broken.id);
+    assertThrows(() => agents.get(broken.id), expectCode("agent_not_found"));
+    assert(!exists(`${root}/data/agents/${broken.id}`));
+    assert(!exists(`${root}/.runtime/agents/${broken.id}`));
+  }));
