@@ -100,6 +100,7 @@ export const USAGE_ROWS_PER_RUN_MAX = 64; // [MB-9]
 export const MODEL_QUALIFY_TIMEOUT_MS = 5000; // per qualification request [MB-2]
 export const MODEL_REQUALIFY_MIN_INTERVAL_MS = 5000; // on-demand re-qualification spacing
 export const MODEL_WINDOW_MIN_TOKENS = 2048; // a smaller native window fails qualification
+export const MODEL_ADDRESS_CANDIDATES_MAX = 4; // resolved addresses tried, in order, when pinning [MB-2]
 export const MODEL_KEEP_ALIVE_S = 300; // keep_alive sent as a number of seconds [MB-3]
 export const MODEL_TOOL_CALLS_PER_RESPONSE_MAX = 16;
 export const MODEL_TOOL_NAME_MAX_BYTES = 128;

@@ -38,6 +38,7 @@ import { type AttemptResult, runAttempt } from "./attempt.ts";
 import type { CatalogEntry, ModelCatalog } from "./catalog.ts";
 import { CircuitBreaker } from "./circuit.ts";
 import { ModelStates } from "./model_states.ts";
+import type { HostResolver } from "./qualification.ts";
 import { StreamSemaphore } from "./semaphore.ts";
 import type {
   ChatMessage,
@@ -62,6 +63,8 @@ export interface BrokerOptions {
   now?: () => number;
   /** Start qualifying every entry at construction. @default true */
   qualifyNow?: boolean;
+  /** Host name resolver used once per entry. @default the system resolver (node:dns) */
+  resolve?: HostResolver;
 }
 
 const MAX_ATTEMPTS = 1 + MODEL_RETRIES_BEFORE_FRAME;
@@ -79,7 +82,7 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
   const semaphore = opts.semaphore ?? new StreamSemaphore();
   const circuitOpenMs = catalog.entries[0].timeouts.circuitOpenMs;
   const circuit = new CircuitBreaker(circuitOpenMs, now);
-  const models = new ModelStates(catalog, log, now);
+  const models = new ModelStates(catalog, log, now, opts.resolve);
 
   function safeObserve(what: string, fn: () => void): void {
     try {

@@ -3,8 +3,8 @@
  * current status (qualified profile or a fixed unavailable reason), and
  * single-flight, spaced re-qualification on demand.
  *
- * What this file enforces: the host is resolved once and the address kept for
- * the process lifetime; at most one qualification per entry runs at a time;
+ * What this file enforces: the host is resolved once; the first candidate
+ * address that answers qualification is pinned for the process lifetime; at most one qualification per entry runs at a time;
  * on-demand re-qualification happens at most once per `requalifyIntervalMs`;
  * qualification never rejects — every failure becomes a fixed reason; public
  * profiles carry no endpoint.
@@ -12,12 +12,20 @@
 import type { Logger } from "../log.ts";
 import type { CatalogEntry, ModelCatalog } from "./catalog.ts";
 import type { PinnedAddress } from "./http_client.ts";
-import { pinAddress, qualify } from "./qualification.ts";
+import {
+  type HostResolver,
+  qualify,
+  type QualifyResult,
+  resolveEndpoint,
+  systemResolver,
+} from "./qualification.ts";
 import type { ModelStatus, PublicModelProfile, UnavailableReason } from "./types.ts";
 
 export interface EntryState {
   status: ModelStatus;
   addr: PinnedAddress | null;
+  /** The host's addresses, resolved once; tried in order until one answers. */
+  candidates: PinnedAddress[] | null;
   lastQualify: number;
   inflight: Promise<void> | null;
 }
@@ -28,15 +36,23 @@ export class ModelStates {
   readonly #now: () => number;
   readonly #life = new AbortController();
   readonly #states = new Map<string, EntryState>();
+  readonly #resolve: HostResolver;
 
-  constructor(catalog: ModelCatalog, log: Logger, now: () => number) {
+  constructor(
+    catalog: ModelCatalog,
+    log: Logger,
+    now: () => number,
+    resolve: HostResolver = systemResolver,
+  ) {
     this.#catalog = catalog;
     this.#log = log;
     this.#now = now;
+    this.#resolve = resolve;
     for (const e of catalog.entries) {
       this.#states.set(e.id, {
         status: { available: false, reason: "not_qualified" },
         addr: null,
+        candidates: null,
         lastQualify: 0,
         inflight: null,
       });
@@ -64,15 +80,25 @@ export class ModelStates {
     st.lastQualify = this.#now();
     st.inflight = (async () => {
       try {
-        st.addr ??= await pinAddress(
-          entry.endpoint,
-          AbortSignal.any([this.#life.signal, AbortSignal.timeout(entry.timeouts.qualifyMs)]),
-        );
-        if (st.addr === null) {
-          st.status = { available: false, reason: "unreachable" };
-          return;
+        let r: QualifyResult = { ok: false, reason: "unreachable" };
+        if (st.addr !== null) {
+          r = await qualify(entry, st.addr, this.#life.signal);
+        } else {
+          if (st.candidates === null || st.candidates.length === 0) {
+            st.candidates = await resolveEndpoint(
+              entry.endpoint,
+              AbortSignal.any([this.#life.signal, AbortSignal.timeout(entry.timeouts.qualifyMs)]),
+              this.#resolve,
+            );
+          }
+          for (const addr of st.candidates) {
+            r = await qualify(entry, addr, this.#life.signal);
+            if (r.ok || r.reason !== "unreachable") {
+              st.addr = addr; // pinned: this address answered
+              break;
+            }
+          }
         }
-        const r = await qualify(entry, st.addr, this.#life.signal);
         st.status = r.ok
           ? { available: true, profile: r.profile }
           : { available: false, reason: r.reason };

@@ -14,6 +14,7 @@
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import {
+  MODEL_ADDRESS_CANDIDATES_MAX,
   MODEL_WINDOW_MIN_TOKENS,
   OUTPUT_RESERVE_TOKENS,
   RUN_WINDOW_MAX_TOKENS,
@@ -31,33 +32,52 @@ export type QualifyResult =
   | { ok: true; profile: QualifiedProfile; version: string }
   | { ok: false; reason: UnavailableReason };
 
-/** Resolves the endpoint host once to one numeric address (IP literals are used as-is). */
-export async function pinAddress(
-  endpoint: OllamaEndpoint,
-  signal: AbortSignal,
-): Promise<PinnedAddress | null> {
-  const hostHeader = `${
-    endpoint.host.includes(":") ? `[${endpoint.host}]` : endpoint.host
-  }:${endpoint.port}`;
-  if (isIP(endpoint.host)) return { ip: endpoint.host, port: endpoint.port, hostHeader };
+/** Resolves a host name to numeric addresses, in the resolver's order. */
+export type HostResolver = (host: string, signal: AbortSignal) => Promise<string[]>;
+
+/** The system resolver (`node:dns` lookup: honours /etc/hosts), all addresses, verbatim order. */
+export const systemResolver: HostResolver = async (host, signal) => {
   let onAbort = () => {};
   try {
     const found = await Promise.race([
-      lookup(endpoint.host, { all: true, verbatim: true }),
+      lookup(host, { all: true, verbatim: true }),
       new Promise<never>((_, reject) => {
         onAbort = () => reject(signal.reason);
         signal.addEventListener("abort", onAbort, { once: true });
       }),
     ]);
-    const first = found[0];
-    if (!first) return null;
-    return { ip: first.address, port: endpoint.port, hostHeader };
-  } catch (err) {
-    if (signal.aborted) return null;
-    if (err instanceof Error && "code" in err) return null; // ENOTFOUND, EAI_AGAIN, …
-    throw err;
+    return found.map((a) => a.address);
   } finally {
     signal.removeEventListener("abort", onAbort);
+  }
+};
+
+/**
+ * Resolves the endpoint host once to its candidate numeric addresses (an IP
+ * literal is used as-is). The caller pins the first candidate that answers:
+ * `localhost` often resolves to `::1` first while Ollama listens on
+ * 127.0.0.1 only. Returns [] when the name does not resolve.
+ */
+export async function resolveEndpoint(
+  endpoint: OllamaEndpoint,
+  signal: AbortSignal,
+  resolve: HostResolver = systemResolver,
+): Promise<PinnedAddress[]> {
+  const hostHeader = `${
+    endpoint.host.includes(":") ? `[${endpoint.host}]` : endpoint.host
+  }:${endpoint.port}`;
+  if (isIP(endpoint.host)) return [{ ip: endpoint.host, port: endpoint.port, hostHeader }];
+  try {
+    const ips = await resolve(endpoint.host, signal);
+    return ips.filter((ip) => isIP(ip) !== 0).slice(0, MODEL_ADDRESS_CANDIDATES_MAX).map((ip) => ({
+      ip,
+      port: endpoint.port,
+      hostHeader,
+    }));
+  } catch (err) {
+    if (signal.aborted) return [];
+    if (err instanceof Error && "code" in err) return []; // ENOTFOUND, EAI_AGAIN, …
+    throw err;
   }
 }
 

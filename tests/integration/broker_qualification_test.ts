@@ -117,6 +117,36 @@ Deno.test("a host name is resolved once and pinned; Host names the operator's ho
   }
 });
 
+Deno.test("a host name resolving to several addresses pins the first that answers, resolved once", async () => {
+  const ollama = await startFakeOllama();
+  const lookups: string[] = [];
+  try {
+    const broker = createBroker({
+      catalog: createCatalog({ ollamaUrl: `http://ollama.test:${ollama.port}`, timeouts: FAST }),
+      log: memoryLogger(),
+      qualifyNow: false,
+      // Like `localhost` on a dual-stack host: the first address has no Ollama listening.
+      resolve: (host) => (lookups.push(host), Promise.resolve(["127.0.0.2", "127.0.0.1"])),
+    });
+    await broker.requalify();
+    assert(broker.status().available, JSON.stringify(broker.status()));
+    await broker.requalify();
+    assertEquals(lookups, ["ollama.test"]);
+    assertEquals(ollama.requests[0].headers.host, `ollama.test:${ollama.port}`);
+    const out = await broker.chat({
+      modelId: "qwen3.5:2b",
+      phase: "plain",
+      messages: [{ role: "user", content: "Hi" }],
+      signal: new AbortController().signal,
+      deadline: Date.now() + 10_000,
+    });
+    assertEquals(out.kind, "completed");
+    await broker.close();
+  } finally {
+    await ollama.close();
+  }
+});
+
 Deno.test("the model becomes available on demand once Ollama comes up, and public profiles never show host or port", async () => {
   const log = memoryLogger();
   // Reserve a port, start with nothing listening there, then bring the server up on it.
