@@ -264,7 +264,7 @@ Deno.test("a raw stream over 1 MiB fails with model_stream_too_large; just under
     const out = await broker.chat(req().req);
     assert(out.kind === "completed", JSON.stringify(out));
     assertEquals(out.content, "ok");
-  });
+  }, { timeouts: { firstFrameMs: 10_000, idleMs: 10_000, callMs: 20_000 } }); // no timer under load
 });
 
 Deno.test("a raw stream over 4096 frames fails with model_stream_too_large", async () => {
@@ -277,7 +277,7 @@ Deno.test("a raw stream over 4096 frames fails with model_stream_too_large", asy
     });
     ollama.enqueue(sc.manyFrames(PROVIDER_STREAM_MAX_FRAMES - 2));
     assertEquals((await broker.chat(req().req)).kind, "completed"); // 4094 + content + done = 4096
-  });
+  }, { timeouts: { firstFrameMs: 10_000, idleMs: 10_000, callMs: 20_000 } }); // no timer under load
 });
 
 Deno.test("a line that is not JSON fails with model_protocol_error", async () => {
@@ -407,7 +407,7 @@ Deno.test("one NDJSON line over 64 KiB fails with model_stream_too_large; exactl
     const out = await broker.chat(req({ phase: "tools" }).req);
     assert(out.kind === "completed");
     assertEquals(out.reason, "max_output"); // 64 KiB of content is past the 12 KiB ceiling
-  });
+  }, { timeouts: { firstFrameMs: 10_000, idleMs: 10_000, callMs: 20_000 } }); // no timer under load
 });
 
 Deno.test("at most 16 tool calls per response: 16 are surfaced, a 17th in a later frame is a protocol error", async () => {

@@ -308,5 +308,5 @@ Deno.test("once the 12 KiB answer is committed, a drain that breaks a stream bou
       // The stalled stream is hung up on (the bounded one may already sit whole in socket buffers).
       if (i === 1) assertEquals(await ollama.chats[i].closed, "client_closed");
     }
-  });
+  }, { timeouts: { firstFrameMs: 10_000, idleMs: 1500, callMs: 20_000 } }); // idle: only the stall
 });
