@@ -58,6 +58,7 @@ import {
   abortedTerminal,
   type AbortReason,
   cancelFrameReason,
+  crashTerminal,
   errorTerminal,
 } from "./run_terminal.ts";
 import { NO_RUN_TEST_HOOKS, type RunTestHooks } from "./test_hooks.ts";
@@ -140,10 +141,7 @@ export function createRunService(opts: RunServiceOptions) {
   });
   const { stateDb, workspaceDir, defaultModelId, prepare, usageScope } = inputs;
 
-  /**
-   * One active Run per Conversation (the database enforces it again), ≤ 4 in all. A busy
-   * Conversation is 409 even when every slot is taken: that answer does not change with load.
-   */
+  /** One active Run per Conversation (409 first, the DB enforces it again), ≤ 4 in all (503). */
   function assertRoomFor(agentId: string, conversationId: string): void {
     if (activeRunOf(agentId, conversationId) !== null) throw new AppError("conversation_busy");
     if (active.size >= ACTIVE_RUNS_TOTAL_MAX) throw new AppError("runs_busy");
@@ -159,8 +157,7 @@ export function createRunService(opts: RunServiceOptions) {
   async function submit(agentId: string, conversationId: string, body: SubmitBody) {
     if (utf8Bytes(body.message) > USER_MESSAGE_MAX_BYTES) throw new AppError("message_too_large");
     if (body.message.length === 0) throw new AppError("schema_violation", "empty message");
-    // [SC-1] Slash input is a command (…/commands), parsed before admission: it never
-    // becomes a Turn and never reaches the model, whoever posts it here.
+    // [SC-1] Slash input belongs to …/commands: never a Turn, never sent to the model.
     if (isCommandInput(body.message)) throw new AppError("command_invalid", "slash input");
     if (shuttingDown) throw new AppError("shutting_down");
     assertRoomFor(agentId, conversationId);
@@ -285,9 +282,8 @@ export function createRunService(opts: RunServiceOptions) {
       run.worker = worker;
       // Cancelled (or past the deadline) while the Worker was starting: no turn frame at all.
       terminal = run.reason !== null ? abortedTerminal(run.reason) : await driveTurn({
-        // A Worker that already exited (cancel, crash) shows up as end of input on receive,
-        // where the Broker's code still wins [SB-5]; the supervisor reports its closed stdin
-        // as `worker_crashed`, which must not end the Turn from here.
+        // A Worker that exited (cancel, crash; the supervisor says `worker_crashed`) shows up
+        // as end of input on receive, where the Broker's code still wins [SB-5].
         send: (f) =>
           worker.send(f).catch((err) => {
             if (err instanceof AppError && err.code === "worker_crashed") return;
@@ -309,6 +305,9 @@ export function createRunService(opts: RunServiceOptions) {
         scope: x.scope,
         approvals: x.approvals,
       });
+      if (terminal.state === "failed" && terminal.code === "worker_crashed") {
+        terminal = await crashTerminal(worker.exited, terminal, CANCEL_GRACE_MS);
+      }
     } catch (err) {
       if (!(err instanceof AppError)) {
         opts.log.error("run.execute_failed", {
@@ -320,19 +319,14 @@ export function createRunService(opts: RunServiceOptions) {
       clearTimeout(timer);
     }
     recorder.finish(terminal);
-    // The Run is no longer active once its terminal is durable; the Worker's
-    // exit and Run-root removal still hold the Agent's admission until done.
+    // Inactive once the terminal is durable; Worker exit and root removal still hold admission.
     active.delete(run.runId);
     const w = run.worker;
     if (w) await w.cancel(CANCEL_GRACE_MS);
-    else await removeRunRoot(runRoot);
-  }
-
-  async function removeRunRoot(path: string): Promise<void> {
-    try {
-      await Deno.remove(path, { recursive: true });
-    } catch (err) {
-      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    else {
+      await Deno.remove(runRoot, { recursive: true }).catch((err) => {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+      });
     }
   }
 
@@ -383,11 +377,6 @@ export function createRunService(opts: RunServiceOptions) {
     clearTimeout(t);
   }
 
-  /** [CV-6] Startup: converge every Run left running by a previous process. */
-  function recover(): { interrupted: number; unknownOperations: number } {
-    return recoverRuns({ home: opts.home, agents: opts.agents, log: opts.log, now });
-  }
-
   return {
     hub,
     plans,
@@ -397,7 +386,8 @@ export function createRunService(opts: RunServiceOptions) {
     cancel,
     cancelAgentWork,
     shutdown,
-    recover,
+    /** [CV-6] Startup: converge every Run left running by a previous process. */
+    recover: () => recoverRuns({ home: opts.home, agents: opts.agents, log: opts.log, now }),
     stateDb,
     prepare,
     usageScope,

@@ -4,6 +4,7 @@
  * an error thrown while the Worker was spawned or driven [CV-2, EV-1].
  */
 import { AppError } from "../errors.ts";
+import type { WorkerExit } from "../worker/supervisor.ts";
 import type { Terminal } from "./run_recorder.ts";
 
 export type AbortReason = "user" | "shutdown" | "deadline" | "agent_upgrade" | "agent_delete";
@@ -36,4 +37,26 @@ export function errorTerminal(err: unknown, reason: AbortReason | null): Termina
     ? "journal"
     : "worker";
   return { state: "failed", code: err.code, stage };
+}
+
+/**
+ * The terminal of a Turn whose Worker input ended with no code decided
+ * (`worker_crashed`): if the supervisor killed the Worker for a resource bound
+ * (Run-tree watch [SB-6], CPU/file-size rlimit), that bound is the code. Waits
+ * for the exit at most `graceMs` (a Worker may close stdout and live on).
+ */
+export async function crashTerminal(
+  exited: Promise<WorkerExit>,
+  crashed: Terminal,
+  graceMs: number,
+): Promise<Terminal> {
+  let t: ReturnType<typeof setTimeout> | undefined;
+  const exit = await Promise.race([
+    exited,
+    new Promise<null>((res) => (t = setTimeout(() => res(null), graceMs))),
+  ]);
+  clearTimeout(t);
+  return exit?.errorCode === "worker_resource_limit"
+    ? { state: "failed", code: "worker_resource_limit", stage: "worker" }
+    : crashed;
 }

@@ -4,11 +4,15 @@
  * SIGKILLed while its model call is in flight, then the model fails with an
  * in-band error. The Turn must end with the Broker's `model_provider_error`;
  * a breach is `worker_crashed` (the dead Worker's broken pipe winning).
+ * And a Worker the supervisor kills for its Run-tree bound [SB-6] ends the
+ * Turn with `worker_resource_limit`, the bound it broke, not `worker_crashed`.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { newConversation, readSse, startRunHarness, submit, waitTurn } from "../helpers/runs.ts";
+import { RUN_TREE_ENTRIES_MAX } from "../../runtime/limits.ts";
 import { readProcText } from "../../sandbox/procfs.ts";
 import { contentFrame } from "../../tools/fake_ollama/frames.ts";
+import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
 import type { ScriptSource } from "../../tools/fake_ollama/server.ts";
 
 /** Time the model takes, after its first frame, to report its error. */
@@ -64,6 +68,35 @@ Deno.test("a Worker killed during its model call never overrides the Broker's er
     ]);
     const turn = await waitTurn(h, conv, r.body.run_id);
     assertEquals([turn.state, turn.terminal.code], ["failed", "model_provider_error"]);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a Worker killed for its Run-tree bound ends the Turn with worker_resource_limit", async () => {
+  const h = await startRunHarness();
+  try {
+    const conv = await newConversation(h);
+    // The answer comes only after the Worker is gone.
+    h.ollama.enqueue(scenarios.text("too late", { firstFrameDelayMs: ERROR_AFTER_MS }));
+    const r = await submit(h, conv, "grow the run tree");
+    assertEquals(r.status, 202);
+    await readSse(h, r.body.run_id, { until: (f) => f.event === "model.request.started" });
+    const workers = childrenOf(h.server.child.pid);
+    assertEquals(workers.length, 1, `children: ${workers}`);
+    // Files in the Run root count against it exactly as the Worker's own would.
+    const root = `${h.server.home}/.runtime/agents/${h.agent}/runs/${r.body.run_id}`;
+    for (let i = 0; i <= RUN_TREE_ENTRIES_MAX; i++) {
+      Deno.writeFileSync(`${root}/f${i}`, new Uint8Array(0));
+    }
+    const frames = await readSse(h, r.body.run_id);
+    assert(exited(workers[0]), "the tree watch killed the Worker");
+    const last = frames.at(-1)!;
+    assertEquals([last.event, last.data.payload.code, last.data.payload.stage], [
+      "run.failed",
+      "worker_resource_limit",
+      "worker",
+    ]);
   } finally {
     await h.close();
   }

@@ -4,8 +4,10 @@ import { AppError } from "../../runtime/errors.ts";
 import {
   abortedTerminal,
   cancelFrameReason,
+  crashTerminal,
   errorTerminal,
 } from "../../runtime/runs/run_terminal.ts";
+import type { Terminal } from "../../runtime/runs/run_recorder.ts";
 
 Deno.test("a deadline fails the Run at the model stage; every other abort cancels it", () => {
   assertEquals(abortedTerminal("deadline"), {
@@ -57,4 +59,20 @@ Deno.test("errors map to a fixed code and stage; an aborted Run stays cancelled"
     code: "worker_protocol_error",
     stage: "worker",
   });
+});
+
+Deno.test("a Worker killed for a resource bound names it; any other end stays worker_crashed", async () => {
+  const crashed: Terminal = { state: "failed", code: "worker_crashed", stage: "worker" };
+  const exit = (reason: "tree_limit" | "exited", errorCode: "worker_resource_limit" | null) =>
+    Promise.resolve({ code: null, signal: "SIGKILL", reason, errorCode });
+  assertEquals(await crashTerminal(exit("tree_limit", "worker_resource_limit"), crashed, 1000), {
+    state: "failed",
+    code: "worker_resource_limit",
+    stage: "worker",
+  });
+  assertEquals(await crashTerminal(exit("exited", null), crashed, 1000), crashed);
+  // A Worker that closed its output but never exits: the wait is bounded by the grace.
+  const t0 = Date.now();
+  assertEquals(await crashTerminal(new Promise(() => {}), crashed, 50), crashed);
+  assertEquals(Date.now() - t0 < 5000, true);
 });
