@@ -99,6 +99,22 @@ export async function send(page: Page, text: string): Promise<void> {
   await page.press("[data-testid=composer-input]", "Enter");
 }
 
+/** Waits (bounded) until the composer shows `want`; fails with the value it shows. */
+export async function expectDraft(page: Page, want: string, msg?: string): Promise<void> {
+  const sel = "[data-testid=composer-input]";
+  await page.waitForFunction(
+    ([s, w]) => document.querySelector<HTMLTextAreaElement>(s!)?.value === w,
+    [sel, want],
+    { timeout: 5_000 },
+  ).catch(() => {});
+  const got = await page.inputValue(sel);
+  if (got !== want) {
+    throw new Error(
+      `${msg ?? "composer draft"}: want ${JSON.stringify(want)}, got ${JSON.stringify(got)}`,
+    );
+  }
+}
+
 /** Number of Turns the server holds for the open conversation (through the API, same cookie). */
 export async function turnCount(page: Page): Promise<number> {
   return await page.evaluate(async () => {

@@ -9,6 +9,7 @@ import { text } from "../../tools/fake_ollama/scenarios.ts";
 import {
   createAgent,
   createConversation,
+  expectDraft,
   openLoggedIn,
   send,
   startUiEnv,
@@ -124,7 +125,7 @@ Deno.test("an operator logs in, creates an agent and a conversation, and watches
     assertMatch(await help.textContent() ?? "", /\/context \[run_id\][\s\S]*run_id \(optional\)/);
     await page.fill("[data-testid=composer-input]", "/sta");
     await page.press("[data-testid=composer-input]", "Tab");
-    assertEquals(await page.inputValue("[data-testid=composer-input]"), "/status");
+    await expectDraft(page, "/status", "Tab completes the command name");
     await page.press("[data-testid=composer-input]", "Enter");
     const result = await page.waitForSelector("[data-testid=command-result]");
     assertMatch(await result.textContent() ?? "", /Status[\s\S]*UI test agent[\s\S]*Active run/);

@@ -10,6 +10,7 @@ import type { Page } from "../helpers/browser.ts";
 import { text } from "../../tools/fake_ollama/scenarios.ts";
 import {
   createAgent,
+  expectDraft,
   openLoggedIn,
   startUiEnv,
   turnCount,
@@ -19,17 +20,6 @@ import {
 async function switchAgent(page: Page, name: string): Promise<void> {
   await page.selectOption("[data-testid=agent-switcher]", { label: name });
   await page.waitForSelector("[data-testid=empty-main]");
-}
-
-/** Waits (bounded) until the composer shows `want`; fails with the value it shows. */
-async function expectDraft(page: Page, want: string, msg?: string): Promise<void> {
-  const sel = "[data-testid=composer-input]";
-  await page.waitForFunction(
-    ([s, w]) => document.querySelector<HTMLTextAreaElement>(s!)?.value === w,
-    [sel, want],
-    { timeout: 5_000 },
-  ).catch(() => {});
-  assertEquals(await page.inputValue(sel), want, msg);
 }
 
 Deno.test("the empty state takes a message at once and keeps a draft per agent", async () => {

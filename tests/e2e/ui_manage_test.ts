@@ -11,6 +11,7 @@ import type { Page } from "../helpers/browser.ts";
 import {
   createAgent,
   createConversation,
+  expectDraft,
   openLoggedIn,
   send,
   startUiEnv,
@@ -78,10 +79,32 @@ Deno.test("agents and conversations are managed through dialogs and an unclipped
     assertEquals(items.length, 2);
     await items[1].click(); // older one (list is newest first)
     await page.waitForSelector("[data-testid=turn]");
-    assertEquals(await page.inputValue("[data-testid=composer-input]"), "draft for one");
+    await expectDraft(page, "draft for one");
+    const placeOne = await page.evaluate(() => location.hash);
     await (await page.$$("[data-testid=conversation-item]"))[0].click();
     await page.waitForSelector("[data-testid=empty-chat]");
-    assertEquals(await page.inputValue("[data-testid=composer-input]"), "draft for two");
+    await expectDraft(page, "draft for two");
+
+    // A place pasted into the address bar opens it: another Agent, then back to a Conversation.
+    await page.evaluate(() => (location.hash = "#/a/00000000-0000-4000-8000-000000000001"));
+    await page.waitForFunction(() =>
+      document.querySelector<HTMLSelectElement>("[data-testid=agent-switcher]")?.selectedOptions[0]
+        ?.textContent === "System Agent (system)"
+    );
+    await page.evaluate((h) => (location.hash = h), placeOne);
+    await page.waitForFunction(
+      (h) =>
+        location.hash === h &&
+        document.querySelector("[data-testid=user-message]")?.textContent === "first question",
+      placeOne,
+    );
+    await expectDraft(page, "draft for one");
+    await (await page.$$("[data-testid=conversation-item]"))[0].click();
+    await page.waitForSelector("[data-testid=empty-chat]");
+    await page.evaluate((h) => (location.hash = h), placeOne);
+    await page.waitForSelector("[data-testid=user-message] >> text=first question");
+    await (await page.$$("[data-testid=conversation-item]"))[0].click();
+    await page.waitForSelector("[data-testid=empty-chat]");
 
     // Rename from the popover.
     await openMenu(page, 0);

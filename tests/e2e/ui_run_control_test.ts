@@ -9,6 +9,7 @@ import { inBandError, text } from "../../tools/fake_ollama/scenarios.ts";
 import {
   createAgent,
   createConversation,
+  expectDraft,
   openLoggedIn,
   send,
   startUiEnv,
@@ -38,7 +39,7 @@ Deno.test("Stop, Esc and /stop cancel the active run, and Retry refills the draf
     // Partial output is never shown as a committed answer.
     assertEquals(await page.$("[data-testid=assistant-markdown]"), null);
     await page.click("[data-testid=retry]");
-    assertEquals(await page.inputValue("[data-testid=composer-input]"), "please stream slowly");
+    await expectDraft(page, "please stream slowly", "Retry refills the draft");
 
     env.ollama.enqueue(text(SLOW, { frameDelayMs: 150 }));
     await page.press("[data-testid=composer-input]", "Enter");

@@ -1,11 +1,12 @@
 /**
  * Where the operator is [UI-1, UI-5]: the Agents and the selected one, the
  * selected Agent's Conversations and the open one, kept in the URL
- * (`#/a/<agent>/c/<conv>`) so a reload returns to the same place. After an
+ * (`#/a/<agent>/c/<conv>`) so a reload returns to the same place, and a place
+ * typed or pasted into the address bar opens that place. After an
  * Agent switch the previous Agent's Conversation id is never requested under
  * the new Agent (`open` stays false until the id is known to belong to it).
  */
-import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { Api } from "./endpoints.ts";
 import { formatPlace, parsePlace } from "./route.ts";
 import type { Agent, Conversation } from "./types.ts";
@@ -26,11 +27,16 @@ export interface Navigation {
 }
 
 export function useNavigation(api: Api, fail: (err: unknown) => void): Navigation {
-  const initial = useMemo(() => parsePlace(location.hash), []);
+  // The place asked for by the URL: at load, then on every hash change.
+  const wanted = useRef(parsePlace(location.hash));
+  const [placeTick, setPlaceTick] = useState(0);
   const [agents, setAgents] = useState<Agent[]>([]);
   const [agentId, setAgentId] = useState<string | null>(null);
   const [conversations, setConversations] = useState<Conversation[]>([]);
   const [convId, setConvIdState] = useState<string | null>(null);
+  // The Agent selected in the latest render (read by answers that arrive later).
+  const selectedAgent = useRef<string | null>(null);
+  selectedAgent.current = agentId;
   // The Agent the selected Conversation belongs to.
   const convOwner = useRef<string | null>(null);
   const setConvId = (agent: string | null, id: string | null) => {
@@ -48,30 +54,54 @@ export function useNavigation(api: Api, fail: (err: unknown) => void): Navigatio
 
   const loadConversations = useCallback(async (agent: string, prefer?: string | null) => {
     const list = await api.listConversations(agent);
+    // Answered after the operator moved to another Agent: that Agent loads its own list.
+    if (selectedAgent.current !== agent) return;
     setConversations(list);
     setConvIdState((cur) => {
-      const want = prefer ?? (convOwner.current === agent ? cur : null);
-      const next = list.find((c) => c.id === want)?.id ?? list[0]?.id ?? null;
+      const open = convOwner.current === agent ? cur : null;
+      const next = list.find((c) => c.id === prefer)?.id ?? list.find((c) => c.id === open)?.id ??
+        list[0]?.id ?? null;
       convOwner.current = next === null ? null : agent;
       return next;
     });
   }, [api]);
 
   useEffect(() => {
-    loadAgents(initial.agentId).catch(fail);
+    loadAgents(wanted.current.agentId).catch(fail);
   }, []);
 
   useEffect(() => {
     if (!agentId) return;
     setConversations([]);
     setConvId(null, null);
-    loadConversations(agentId, agentId === initial.agentId ? initial.conversationId : null)
-      .catch(fail);
+    const w = wanted.current;
+    loadConversations(agentId, agentId === w.agentId ? w.conversationId : null).catch(fail);
   }, [agentId]);
+
+  // A hash typed or pasted into the address bar moves the workspace there. The listener reads
+  // the latest rendered place (a ref), never the one of the render that registered it.
+  const latest = useRef({ agentId, convId, loadAgents, loadConversations });
+  latest.current = { agentId, convId, loadAgents, loadConversations };
+  useEffect(() => {
+    const onHash = (e: HashChangeEvent) => {
+      // The event's URL, not location: a pending replaceState may already have rewritten it.
+      const place = parsePlace(new URL(e.newURL).hash);
+      const cur = latest.current;
+      wanted.current = place;
+      setPlaceTick((t) => t + 1); // the URL shows the real place until the wanted one opens
+      if (place.agentId === null) return;
+      if (place.agentId !== cur.agentId) cur.loadAgents(place.agentId).catch(fail);
+      else if (place.conversationId !== null && place.conversationId !== cur.convId) {
+        cur.loadConversations(place.agentId, place.conversationId).catch(fail);
+      }
+    };
+    addEventListener("hashchange", onHash);
+    return () => removeEventListener("hashchange", onHash);
+  }, []);
 
   useEffect(() => {
     history.replaceState(null, "", formatPlace({ agentId, conversationId: convId }) || "#");
-  }, [agentId, convId]);
+  }, [agentId, convId, placeTick]);
 
   return {
     agents,
