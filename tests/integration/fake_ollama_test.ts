@@ -158,3 +158,22 @@ Deno.test("an unknown scenario name is a usage error", async () => {
   assertEquals(out.code, 2);
   assertMatch(new TextDecoder().decode(out.stderr), /unknown scenario/);
 });
+
+Deno.test("with maxRecorded the server keeps only the latest requests and chats", async () => {
+  const o = await startFakeOllama({ maxRecorded: 2, defaultScript: sc.text("hi") });
+  try {
+    for (let i = 0; i < 3; i++) {
+      await (await fetch(`${o.url}/api/version`)).body?.cancel();
+    }
+    for (let i = 0; i < 3; i++) {
+      await chatLines(o.url, {
+        model: "qwen3.5:2b",
+        messages: [{ role: "user", content: `m${i}` }],
+      });
+    }
+    assertEquals(o.requests.length, 2);
+    assertEquals(o.chats.map((c) => c.body.messages[0].content), ["m1", "m2"]);
+  } finally {
+    await o.close();
+  }
+});

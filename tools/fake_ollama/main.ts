@@ -32,6 +32,7 @@ async function main(argv: string[]): Promise<number> {
   const model = a.flags.model ?? DEFAULT_MODEL;
   const server = await startFakeOllama({
     port: intFlag(a.flags.port, "port", 11434),
+    maxRecorded: 64, // a long demo session keeps only recent requests in memory
     defaultScript: build(intFlag(a.flags["delay-ms"], "delay-ms", 0)),
     models: {
       [model]: {

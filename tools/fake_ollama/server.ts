@@ -62,6 +62,11 @@ export interface FakeOllamaOptions {
   defaultScript?: ScriptSource;
   /** Status for /api/version (e.g. 500 to fail qualification). @default 200 */
   versionStatus?: number;
+  /**
+   * Keep only the latest N recorded requests and chats (the CLI sets it, so a
+   * long demo session does not grow without bound). @default unlimited (tests index `chats`)
+   */
+  maxRecorded?: number;
 }
 
 export interface FakeOllama {
@@ -113,6 +118,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
   const chats: RecordedChat[] = [];
   const chatWaiters: Array<{ n: number; resolve: (c: RecordedChat) => void }> = [];
   const life = new AbortController();
+  const maxRecorded = opts.maxRecorded ?? Infinity;
 
   const state = {
     models: opts.models ?? structuredClone(DEFAULT_FAKE_MODELS) as Record<string, FakeModel>,
@@ -130,6 +136,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
     const finish = (how: "completed" | "client_closed") => {
       if (chat.end !== null) return;
       chat.end = how;
+      life.signal.removeEventListener("abort", onGone);
       resolveClosed(how);
     };
     if (script.kind === "error") {
@@ -141,10 +148,10 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
       });
     }
     const gone = new AbortController();
-    const onGone = () => {
+    function onGone() {
       gone.abort();
       finish("client_closed");
-    };
+    }
     reqSignal.addEventListener("abort", onGone, { once: true });
     life.signal.addEventListener("abort", onGone, { once: true });
     const steps = script.steps[Symbol.iterator]();
@@ -201,6 +208,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
       at: Date.now(),
     };
     requests.push(rec);
+    if (requests.length > maxRecorded) requests.shift();
     const route = `${req.method} ${url.pathname}`;
     switch (route) {
       case "GET /":
@@ -231,6 +239,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
           framesSent: 0,
         };
         chats.push(chat);
+        if (chats.length > maxRecorded) chats.shift();
         for (let i = chatWaiters.length - 1; i >= 0; i--) {
           if (chatWaiters[i].n === chats.length - 1) chatWaiters.splice(i, 1)[0].resolve(chat);
         }
