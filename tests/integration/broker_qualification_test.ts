@@ -120,14 +120,14 @@ Deno.test("a host name is resolved once and pinned; Host names the operator's ho
 Deno.test("a host name resolving to several addresses pins the first that answers, resolved once", async () => {
   const ollama = await startFakeOllama();
   const lookups: string[] = [];
+  const broker = createBroker({
+    catalog: createCatalog({ ollamaUrl: `http://ollama.test:${ollama.port}`, timeouts: FAST }),
+    log: memoryLogger(),
+    qualifyNow: false,
+    // Like `localhost` on a dual-stack host: the first address has no Ollama listening.
+    resolve: (host) => (lookups.push(host), Promise.resolve(["127.0.0.2", "127.0.0.1"])),
+  });
   try {
-    const broker = createBroker({
-      catalog: createCatalog({ ollamaUrl: `http://ollama.test:${ollama.port}`, timeouts: FAST }),
-      log: memoryLogger(),
-      qualifyNow: false,
-      // Like `localhost` on a dual-stack host: the first address has no Ollama listening.
-      resolve: (host) => (lookups.push(host), Promise.resolve(["127.0.0.2", "127.0.0.1"])),
-    });
     await broker.requalify();
     assert(broker.status().available, JSON.stringify(broker.status()));
     await broker.requalify();
@@ -141,8 +141,8 @@ Deno.test("a host name resolving to several addresses pins the first that answer
       deadline: Date.now() + 10_000,
     });
     assertEquals(out.kind, "completed");
-    await broker.close();
   } finally {
+    await broker.close();
     await ollama.close();
   }
 });
