@@ -18,6 +18,8 @@ import type {
 export interface ComposerProps {
   /** Changes when another Conversation (or Agent's empty state) gets the composer. */
   focusKey: string;
+  /** Bumped when the draft was refilled from elsewhere (Retry): focus the composer again. */
+  focusTick: number;
   /** False in the empty state: the first Enter creates the Conversation. */
   conversationOpen: boolean;
   draft: string;
@@ -54,10 +56,14 @@ export function Composer(p: ComposerProps) {
     )
     : [];
 
-  // Focus the composer when a Conversation (or an empty state) opens (keyboard-first).
+  // Focus the composer when a Conversation (or an empty state) opens (keyboard-first), and
+  // after Retry refilled the draft, with the caret at its end.
   useEffect(() => {
-    ref.current?.focus({ preventScroll: true });
-  }, [p.focusKey]);
+    const el = ref.current;
+    if (!el) return;
+    el.focus({ preventScroll: true });
+    el.setSelectionRange(el.value.length, el.value.length);
+  }, [p.focusKey, p.focusTick]);
 
   useEffect(() => {
     const el = ref.current;

@@ -69,6 +69,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const [error, setError] = useState<{ message: string; code: string | null } | null>(null);
   const [tick, setTick] = useState(0);
   const [sending, setSending] = useState(false);
+  const [focusTick, setFocusTick] = useState(0);
   const [prefsBox, setPrefsBox] = useState(() => ({ key: "", prefs: drafts.get("") }));
   /** Draft key of the composer: the open Conversation, or the Agent's empty state. */
   const draftKey = convId ?? (agentId ? agentDraftKey(agentId) : "");
@@ -235,6 +236,12 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     if (agentId) api.cancelRun(agentId, runId).catch(fail);
   };
 
+  /** Retry puts the message back in the composer (never re-sends it) and focuses it. */
+  const retry = (message: string) => {
+    setDraft(message);
+    setFocusTick((t) => t + 1);
+  };
+
   const openDetails = (runId: string | null) => {
     const last = [...conversation.turns].reverse().find((t) => t.runId);
     setDetailsRun(runId ?? last?.runId ?? null);
@@ -298,8 +305,9 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
           renderer=${renderer} onCreateConversation=${createConversation} onDecide=${decide}
           onStop=${stop} onReconnect=${(runId: string) =>
             agentId && convId && runs.watch(agentId, convId, runId)}
-          onRetry=${setDraft} onDetails=${openDetails} composer=${{
+          onRetry=${retry} onDetails=${openDetails} composer=${{
             conversationOpen: convId !== null,
+            focusTick,
             draft: prefs.draft,
             modelId: prefs.modelId,
             compactNext: prefs.compactNext,

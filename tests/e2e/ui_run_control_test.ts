@@ -40,9 +40,15 @@ Deno.test("Stop, Esc and /stop cancel the active run, and Retry refills the draf
     assertEquals(await page.$("[data-testid=assistant-markdown]"), null);
     await page.click("[data-testid=retry]");
     await expectDraft(page, "please stream slowly", "Retry refills the draft");
+    // ... and gives the composer the focus, so Enter sends it again.
+    await page.waitForFunction(
+      () => document.activeElement?.getAttribute("data-testid") === "composer-input",
+      null,
+      { timeout: 5_000 },
+    );
 
     env.ollama.enqueue(text(SLOW, { frameDelayMs: 150 }));
-    await page.press("[data-testid=composer-input]", "Enter");
+    await page.keyboard.press("Enter");
     await page.waitForFunction(() =>
       (document.querySelector("[data-testid=turn]:last-child [data-testid=live-text]")
         ?.textContent ?? "").includes("word1")
