@@ -2,7 +2,9 @@
  * `file/read_text` executor [TL-4]. Captures the whole file through the
  * descriptor walk (sandbox/file_capture.ts), validates it as text, and returns
  * one window of ≤ 4096 bytes / ≤ 256 lines that starts and ends on a UTF-8
- * boundary, together with the receipt later mutations need: canonical path,
+ * boundary and is small enough that the whole JSON result still fits one
+ * 4096-byte projection [TL-3] (so the model sees it, not a receipt),
+ * together with the receipt later mutations need: canonical path,
  * file identity, digest of the FULL content, byte range and truncation reason.
  *
  * Enforces: canonical path; the 0.5 s deadline across walk + read; the
@@ -52,25 +54,52 @@ export interface ReadOptions {
   hooks?: CaptureHooks;
 }
 
-/** Cuts `bytes[start..]` to the byte and line caps on a UTF-8 boundary. */
+/**
+ * Bytes of the 4096-byte projection [TL-3] kept for the result's envelope
+ * (content digest, offsets, range, truncation reason, field names) around
+ * the window text and the JSON-escaped path.
+ */
+export const READ_RESULT_ENVELOPE_RESERVE_BYTES = 256;
+
+/** UTF-8 bytes of `s` once JSON-encoded (what the result carries). */
+function jsonBytes(s: string): number {
+  return new TextEncoder().encode(JSON.stringify(s)).length;
+}
+
+/**
+ * The JSON-escaped bytes one window of `path` may take so that the whole
+ * read result fits one 4096-byte projection. ≥ 1790 for any canonical path.
+ */
+export function readWindowBudget(path: string): number {
+  return READ_CHUNK_MAX_BYTES - READ_RESULT_ENVELOPE_RESERVE_BYTES - jsonBytes(path);
+}
+
+/**
+ * Cuts `bytes[start..]` on a UTF-8 boundary to ≤ 4096 bytes, ≤ 256 lines and
+ * ≤ `budget` bytes once JSON-escaped (`"`, `\`, TAB, LF and CR take two;
+ * other control bytes are never workspace text; UTF-8 stays unescaped).
+ */
 export function windowOf(
   bytes: Uint8Array,
   start: number,
+  budget: number = READ_CHUNK_MAX_BYTES,
 ): { end: number; truncated: ReadTruncation } {
-  let end = Math.min(bytes.length, start + READ_CHUNK_MAX_BYTES);
-  let truncated: ReadTruncation = end < bytes.length ? "byte_limit" : "none";
-  if (truncated === "byte_limit") end = floorUtf8Boundary(bytes, end);
+  const limit = Math.min(bytes.length, start + READ_CHUNK_MAX_BYTES);
+  let cost = 0;
   let lines = 0;
-  for (let i = start; i < end; i++) {
-    if (bytes[i] === 0x0a && ++lines === READ_CHUNK_MAX_LINES) {
-      if (i + 1 < end) {
-        end = i + 1;
-        truncated = "line_limit";
-      }
-      break;
+  let i = start;
+  for (; i < limit; i++) {
+    const b = bytes[i];
+    const c = b === 0x22 || b === 0x5c || b === 0x09 || b === 0x0a || b === 0x0d ? 2 : 1;
+    if (cost + c > budget) break;
+    cost += c;
+    if (b === 0x0a && ++lines === READ_CHUNK_MAX_LINES) {
+      i++;
+      return { end: i, truncated: i < bytes.length ? "line_limit" : "none" };
     }
   }
-  return { end, truncated };
+  if (i >= bytes.length) return { end: bytes.length, truncated: "none" };
+  return { end: floorUtf8Boundary(bytes, i), truncated: "byte_limit" };
 }
 
 export function fileReadText(
@@ -104,7 +133,7 @@ export function fileReadText(
   if (offset > cap.bytes.length || !isUtf8Boundary(cap.bytes, offset)) {
     return { ok: false, code: "tool_invalid_arguments" };
   }
-  const w = windowOf(cap.bytes, offset);
+  const w = windowOf(cap.bytes, offset, readWindowBudget(p.path));
   return {
     ok: true,
     path: p.path,

@@ -1,29 +1,51 @@
-/** file/read_text windows and receipts [TL-4]: ≤ 4096 bytes / 256 lines on UTF-8 boundaries. */
+/**
+ * file/read_text windows and receipts [TL-4]: ≤ 4096 bytes / 256 lines on
+ * UTF-8 boundaries, and within the JSON budget that keeps one result inside
+ * one 4096-byte projection [TL-3].
+ */
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { fileReadText } from "../../runtime/tools/file_read_text.ts";
+import { fileReadText, readWindowBudget, windowOf } from "../../runtime/tools/file_read_text.ts";
 import { fileStat } from "../../runtime/tools/file_stat.ts";
 import { contentDigest } from "../../runtime/tools/text.ts";
 import { withWorkspace } from "./workspace_fixture.ts";
 import { pick, prng } from "../unit/workspace_prng.ts";
 
-Deno.test("read_text returns at most 4096 bytes and never splits a UTF-8 sequence", () => {
+Deno.test("read_text windows never split a UTF-8 sequence at the window budget", () => {
   withWorkspace((ws) => {
-    // 4095 ASCII bytes then a 3-byte character straddling the 4096 boundary.
-    const text = "a".repeat(4095) + "€" + "tail";
+    // ASCII up to one byte before the budget, then a 3-byte character straddling it.
+    const budget = readWindowBudget("u.txt");
+    const text = "a".repeat(budget - 1) + "€" + "tail";
     ws.file("u.txt", text);
     const r = fileReadText(ws.root, { path: "u.txt" });
     assert(r.ok);
-    assertEquals(r.receipt.range, { start: 0, end: 4095 });
+    assertEquals(r.receipt.range, { start: 0, end: budget - 1 });
     assertEquals(r.receipt.truncated, "byte_limit");
-    assertEquals(r.next_offset, 4095);
+    assertEquals(r.next_offset, budget - 1);
     const bytes = new TextEncoder().encode(text);
     assertEquals(r.receipt.content_digest, contentDigest(bytes));
-    const r2 = fileReadText(ws.root, { path: "u.txt", offset: 4095 });
+    const r2 = fileReadText(ws.root, { path: "u.txt", offset: budget - 1 });
     assert(r2.ok);
     assertEquals(r2.text, "€tail");
     assertEquals(r2.receipt.truncated, "none");
     assertEquals(r2.next_offset, null);
   });
+});
+
+Deno.test("a window holds at most 4096 bytes and 256 lines, exactly at each limit and one past", () => {
+  const a = (n: number) => new TextEncoder().encode("a".repeat(n));
+  assertEquals(windowOf(a(4096), 0), { end: 4096, truncated: "none" });
+  assertEquals(windowOf(a(4097), 0), { end: 4096, truncated: "byte_limit" });
+  assertEquals(windowOf(a(4097), 1), { end: 4097, truncated: "none" });
+  // Even with room to spare in the escape budget, raw bytes stop at 4096.
+  assertEquals(windowOf(a(5000), 0, 1_000_000), { end: 4096, truncated: "byte_limit" });
+  const l = (s: string) => new TextEncoder().encode(s);
+  assertEquals(windowOf(l("x\n".repeat(256)), 0), { end: 512, truncated: "none" });
+  assertEquals(windowOf(l("x\n".repeat(256) + "y"), 0), { end: 512, truncated: "line_limit" });
+  assertEquals(windowOf(l("\n".repeat(257)), 0), { end: 256, truncated: "line_limit" });
+  // Escaped bytes cost two: 2048 quotes fill a 4096 budget, one more does not fit.
+  assertEquals(windowOf(l('"'.repeat(2048)), 0), { end: 2048, truncated: "none" });
+  assertEquals(windowOf(l('"'.repeat(2049)), 0), { end: 2048, truncated: "byte_limit" });
+  assertEquals(windowOf(l("é".repeat(2049)), 0), { end: 4096, truncated: "byte_limit" });
 });
 
 Deno.test("read_text stops after 256 lines", () => {
@@ -86,23 +108,24 @@ Deno.test("read_text accepts tabs, CRLF and an empty file", () => {
   });
 });
 
-Deno.test("read_text windows exactly at 4096 bytes and 256 lines, and one past each", () => {
+Deno.test("read_text windows exactly at the budget and 256 lines, and one past each", () => {
   withWorkspace((ws) => {
-    ws.file("b4096.txt", "a".repeat(4096));
-    const at = fileReadText(ws.root, { path: "b4096.txt" });
+    const budget = readWindowBudget("b.txt");
+    ws.file("b.txt", "a".repeat(budget));
+    const at = fileReadText(ws.root, { path: "b.txt" });
     assert(at.ok);
     assertEquals([at.receipt.range.end, at.receipt.truncated, at.next_offset], [
-      4096,
+      budget,
       "none",
       null,
     ]);
-    ws.file("b4097.txt", "a".repeat(4097));
-    const past = fileReadText(ws.root, { path: "b4097.txt" });
+    ws.file("b.txt", "a".repeat(budget + 1));
+    const past = fileReadText(ws.root, { path: "b.txt" });
     assert(past.ok);
     assertEquals([past.receipt.range.end, past.receipt.truncated, past.next_offset], [
-      4096,
+      budget,
       "byte_limit",
-      4096,
+      budget,
     ]);
     // 257 lines: the window is the first 256 and the 257th (no trailing LF) follows.
     ws.file("l257.txt", "x\n".repeat(256) + "y");
@@ -126,7 +149,7 @@ Deno.test("read_text windows exactly at 4096 bytes and 256 lines, and one past e
 });
 
 Deno.test("property: following next_offset reassembles any text, every window bounded and on boundaries", () => {
-  const pieces = ["a", "\n", "é", "€", "😀", "\t", "\r\n", "ab\n", "x".repeat(40)];
+  const pieces = ["a", "\n", "é", "€", "😀", "\t", "\r\n", "ab\n", "x".repeat(40), '"', "\\"];
   withWorkspace((ws) => {
     for (let seed = 1; seed <= 24; seed++) {
       const rnd = prng(seed);
@@ -149,6 +172,8 @@ Deno.test("property: following next_offset reassembles any text, every window bo
         const w = bytes.subarray(r.receipt.range.start, r.receipt.range.end);
         assertEquals(r.receipt.range.start, offset);
         assert(w.length <= 4096, `seed ${seed}: window of ${w.length} bytes`);
+        const escaped = new TextEncoder().encode(JSON.stringify(r.text)).length - 2;
+        assert(escaped <= readWindowBudget("p.txt"), `seed ${seed}: ${escaped} escaped bytes`);
         assert(w.filter((b) => b === 0x0a).length <= 256, `seed ${seed}: too many lines`);
         assertEquals(new TextDecoder("utf-8", { fatal: true }).decode(w), r.text);
         assertEquals(r.receipt.content_digest, contentDigest(bytes));
