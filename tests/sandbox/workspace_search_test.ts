@@ -296,3 +296,20 @@ Deno.test("a 1 MiB file of matching lines answers 128 matches with match_limit w
     assertEquals([late.matches.length, late.refused], [0, 1]);
   });
 });
+
+Deno.test("a glob result of exactly 12 KiB is whole; one more path truncates it with result_limit", () => {
+  withWorkspace((ws) => {
+    // 256 bytes of envelope reserve + 128 × (91-byte path + 2 quotes + 1 comma) = 12288.
+    const name = (i: number) => `${"n".repeat(86)}${String(i).padStart(3, "0")}`;
+    for (let i = 0; i < 128; i++) ws.file(`d/${name(i)}`, "");
+    const at = fileGlob(ws.root, { pattern: "d/*" });
+    assert(at.ok);
+    assertEquals([at.files.length, at.truncated], [128, "none"]);
+    assert(new TextEncoder().encode(JSON.stringify(at)).length <= 12 * 1024);
+    ws.file(`d/${name(128)}`, "");
+    const past = fileGlob(ws.root, { pattern: "d/*" });
+    assert(past.ok);
+    assertEquals([past.files.length, past.truncated], [128, "result_limit"]);
+    assertEquals(past.files, at.files);
+  });
+});
