@@ -48,7 +48,11 @@ Deno.test("four processes writing one target leave exactly one complete version"
     });
     const winners = results.filter((r) => r.code === "replaced");
     assertEquals(winners.length, 1, JSON.stringify(results));
-    for (const r of results) if (r !== winners[0]) assertEquals(r.code, "file_changed");
+    // A loser sees the winner's file (file_changed) or, on a loaded host, gives up
+    // waiting for the winner's lock at its 2 s deadline (file_timeout): both fail closed.
+    for (const r of results) {
+      if (r !== winners[0]) assert(["file_changed", "file_timeout"].includes(r.code), r.code);
+    }
     const final = Deno.readTextFileSync(`${ws}/target.txt`);
     assertEquals(final, `${winners[0].label}\n`.repeat(1000));
     const left = [...Deno.readDirSync(ws)].map((e) => e.name);
