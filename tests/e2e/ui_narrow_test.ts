@@ -48,7 +48,8 @@ Deno.test("on a narrow screen nav and run details are mutually exclusive overlay
     assertEquals(await inViewport(page, "[data-testid=sidebar]"), false, "nav hidden at first");
     await createAgent(page, "Pocket");
     await createConversation(page);
-    env.ollama.enqueue(text("Small screen, **fine** answer.", { frameDelayMs: 5 }));
+    const table = `| name | kind |\n|---|---|\n| ${"x".repeat(120)} | file |\n`;
+    env.ollama.enqueue(text(`Small screen, **fine** answer.\n\n${table}`, { frameDelayMs: 5 }));
     await send(page, "hello from a phone");
     await waitForCompletedTurn(page);
     assertEquals(await page.textContent("[data-testid=assistant-markdown] strong"), "fine");
@@ -56,6 +57,17 @@ Deno.test("on a narrow screen nav and run details are mutually exclusive overlay
       await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth),
       "no horizontal overflow",
     );
+    // A wide table scrolls inside the answer; its short headings are never broken letter by letter.
+    const heads = await page.$$eval(
+      "[data-testid=assistant-markdown] th",
+      (ths) =>
+        ths.map((th) => {
+          const lh = parseFloat(getComputedStyle(th).lineHeight);
+          const pad = parseFloat(getComputedStyle(th).paddingTop) * 2;
+          return { text: th.textContent, lines: Math.round((th.clientHeight - pad) / lh) };
+        }),
+    );
+    assertEquals(heads, [{ text: "name", lines: 1 }, { text: "kind", lines: 1 }]);
 
     await ensureNav(page);
     assertEquals(await settlesInViewport(page, "[data-testid=sidebar]"), true);
