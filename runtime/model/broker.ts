@@ -72,6 +72,19 @@ const NO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, complet
 const REQUEST_DOMAIN = "agent-builder/model-request/v1\0";
 const enc = new TextEncoder();
 
+/** `p`'s value, or null as soon as `signal` aborts (p itself is left to settle alone). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T | null> {
+  if (signal.aborted) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(null);
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(
+      (v) => (signal.removeEventListener("abort", onAbort), resolve(v)),
+      (err) => (signal.removeEventListener("abort", onAbort), reject(err)),
+    );
+  });
+}
+
 function failed(code: ErrorCode): ChatOutcome {
   return { kind: "failed", code, retryable: errorInfo(code).retryable ?? false };
 }
@@ -296,7 +309,9 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
     const entry = catalog.get(req.modelId);
     if (!entry) return failed("model_not_found");
     if (req.signal.aborted) return { kind: "cancelled" };
-    const status = await models.ensure(entry);
+    // Re-qualification may take its timeouts; a cancel does not wait for it (it goes on alone).
+    const status = await untilAborted(models.ensure(entry), req.signal);
+    if (status === null) return { kind: "cancelled" };
     if (!status.available) return failed("model_unavailable");
     if (req.phase === "tools" && !status.profile.capabilities.tools) {
       return failed("model_capability_missing");

@@ -260,3 +260,27 @@ Deno.test("qualifying a host that drops SYNs gives up within the qualification t
     bh.close();
   }
 });
+
+Deno.test("a cancel while the model is being re-qualified against a host that drops SYNs returns at once", async () => {
+  const bh = await blackhole();
+  const catalog = createCatalog({
+    ollamaUrl: `http://127.0.0.1:${bh.port}`,
+    timeouts: { qualifyMs: 10_000, requalifyIntervalMs: 0 },
+  });
+  const broker = createBroker({ catalog, log: memoryLogger(), qualifyNow: false });
+  try {
+    const ac = new AbortController();
+    const p = broker.chat({
+      modelId: catalog.defaultId,
+      phase: "plain",
+      messages: [{ role: "user", content: "Hi" }],
+      signal: ac.signal,
+      deadline: Date.now() + 60_000,
+    });
+    setTimeout(() => ac.abort(), 100);
+    assertEquals(await within(p, 3000), { settled: { kind: "cancelled" } });
+  } finally {
+    await broker.close();
+    bh.close();
+  }
+});
