@@ -17,7 +17,7 @@ import { RunDetails } from "./RunDetails.ts";
 import { Sidebar } from "./Sidebar.ts";
 import { TopBar } from "./TopBar.ts";
 import { type ConversationPrefs, createDraftStore } from "./lib/drafts.ts";
-import { createApi, errorCode, type Requester } from "./lib/endpoints.ts";
+import { createApi, errorCode, errorMessage, type Requester } from "./lib/endpoints.ts";
 import { approvalsFor, pendingApprovals } from "./lib/approvals.ts";
 import { agentDraftKey, startFirstTurn } from "./lib/first_turn.ts";
 import { autoTitle, DEFAULT_TITLE } from "./lib/format.ts";
@@ -51,7 +51,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     const code = err instanceof TypeError ? "network_error" : errorCode(err);
     // A 401 already sends the app back to the login page (api.ts onUnauthorized).
     if (code === "unauthorized") return;
-    setError({ message: describeError(code), code });
+    setError({ message: describeError(code, errorMessage(err)), code });
   }, []);
   const nav = useNavigation(api, fail);
   const { agents, agentId, conversations, convId, loadAgents, loadConversations } = nav;

@@ -41,6 +41,12 @@ export function errorCode(err: unknown): string {
   return typeof code === "string" ? code : "unknown_error";
 }
 
+/** The fixed public message of a failed request's error envelope [GW-6], if it has one. */
+export function errorMessage(err: unknown): string | null {
+  const m = obj(obj(obj(err).body).error).message;
+  return typeof m === "string" && m.length > 0 && m.length <= 200 ? m : null;
+}
+
 export interface Api {
   listAgents(): Promise<Agent[]>;
   createAgent(name: string): Promise<Agent>;

@@ -1,6 +1,8 @@
 /**
  * Plain-language text for the fixed error codes the UI shows [UI-6]. The code
- * itself is always shown next to it; unknown codes get a generic sentence.
+ * itself is always shown next to it; a code without a sentence here shows the
+ * server's fixed public message for it [GW-6] (fixed text, never request data),
+ * and only when there is none a generic sentence.
  */
 
 const TEXT: Record<string, string> = {
@@ -24,6 +26,16 @@ const TEXT: Record<string, string> = {
   schema_violation: "The request was refused as malformed.",
   not_found: "Not found.",
   network_error: "The server cannot be reached.",
+  agent_not_found: "That Agent no longer exists. Pick another one.",
+  conversation_not_found: "That conversation no longer exists.",
+  run_not_found: "That run no longer exists.",
+  permission_not_found: "That approval is no longer pending.",
+  approval_stale: "That approval no longer matches its run.",
+  invalid_session_cursor: "The history changed meanwhile. Reload the conversation.",
+  storage_full: "The storage bound is reached. Delete old conversations or Agents.",
+  too_many_connections: "The server is busy. Try again in a moment.",
+  shutting_down: "The server is shutting down.",
+  internal_error: "The server hit an internal error.",
   // Why a Turn ended without an answer (shown in its terminal summary).
   model_first_frame_timeout: "The model did not start answering in time.",
   model_stream_idle_timeout: "The model stopped sending in the middle of its answer.",
@@ -47,11 +59,16 @@ const TEXT: Record<string, string> = {
   run_interrupted: "The run was interrupted (for example by a restart).",
 };
 
+/** Every code with a specific sentence (for the consistency test). */
+export const DESCRIBED_CODES: readonly string[] = Object.keys(TEXT);
+
 /** Whether `describeError` has a specific sentence for `code`. */
 export function hasDescription(code: string): boolean {
   return Object.hasOwn(TEXT, code);
 }
 
-export function describeError(code: string): string {
-  return TEXT[code] ?? "Something went wrong.";
+/** The sentence for `code`; else `serverMessage` (the envelope's fixed text); else a generic one. */
+export function describeError(code: string, serverMessage: string | null = null): string {
+  if (Object.hasOwn(TEXT, code)) return TEXT[code];
+  return serverMessage ?? "Something went wrong.";
 }
