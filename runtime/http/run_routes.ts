@@ -22,8 +22,8 @@ import type { Route, RouteContext } from "./router.ts";
 
 export const SubmitRunBody = z.object({
   // The 8192-byte bound is the service's (413 message_too_large for every over-long
-  // message, ASCII or not); the 16 KiB body already caps characters, so no `.max()` here
-  // that would turn 8193 ASCII bytes into a 422.
+  // message, ASCII or not); this caps only what a 16 KiB body could hold, so 8193 ASCII
+  // bytes are never a 422.
   message: z.string().min(1).max(JSON_BODY_MAX_BYTES),
   model_id: z.string().regex(/^[a-z0-9][a-z0-9._:-]{0,63}$/).optional(),
   compact: z.boolean().optional(),
