@@ -1,8 +1,7 @@
 /**
  * Every workspace executor closes every fd it opens, on success and on every
- * refusal path [TL-4] [TL-5] [TL-6] [CX-2]: /proc/self/fd is counted before
- * and after each call (all calls are synchronous, so nothing else in this
- * process opens or closes an fd in between).
+ * refusal path [TL-4] [TL-5] [TL-6] [CX-2]: the fds of /proc/self/fd that
+ * point into the test's workspace are listed before and after each call.
  */
 import { assertEquals } from "../helpers/assert.ts";
 import { fileStat } from "../../runtime/tools/file_stat.ts";
@@ -22,22 +21,49 @@ import { steppingClock, type TempWorkspace, withWorkspace } from "./workspace_fi
 const code = (r: { ok: boolean; code?: string }) => (r.ok ? "ok" : r.code);
 const binding = { agent_id: "agent-1", generation: 1, run_id: "run-1", call_id: "call-1" };
 
-function openFds(): number {
-  return [...Deno.readDirSync("/proc/self/fd")].length;
+/**
+ * The fds of this process that point into `dir`. Only those are counted:
+ * under `deno test --parallel` other test modules share the process and open
+ * and close their own fds (in their own temp dirs) at any moment.
+ */
+function fdsInto(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of Deno.readDirSync("/proc/self/fd")) {
+    let target: string;
+    try {
+      target = Deno.readLinkSync(`/proc/self/fd/${e.name}`);
+    } catch (err) {
+      if (err instanceof Deno.errors.NotFound) continue; // closed meanwhile by another module
+      throw err;
+    }
+    if (target === dir || target.startsWith(`${dir}/`)) out.push(`${e.name} -> ${target}`);
+  }
+  return out.sort();
 }
 
-/** Runs `fn` and asserts the process holds exactly as many fds afterwards. */
+let watched = "";
+
+/** Runs `fn` and asserts no fd into the workspace is left open afterwards. */
 function noLeak<T>(label: string, fn: () => T): T {
-  const before = openFds();
+  const before = fdsInto(watched);
   let out: T;
   try {
     out = fn();
   } catch (err) {
-    assertEquals(openFds(), before, `${label} (threw) leaked an fd`);
+    assertEquals(fdsInto(watched), before, `${label} (threw) leaked an fd`);
     throw err;
   }
-  assertEquals(openFds(), before, `${label} leaked an fd`);
+  assertEquals(fdsInto(watched), before, `${label} leaked an fd`);
   return out;
+}
+
+/** withWorkspace, with `noLeak` watching that workspace's directory. */
+function withWatchedWorkspace(fn: (ws: TempWorkspace) => void): void {
+  withWorkspace((ws) => {
+    watched = Deno.realPathSync(ws.dir);
+    assertEquals(fdsInto(watched).length, 1, "only the workspace root fd is open");
+    fn(ws);
+  });
 }
 
 function hostileTree(ws: TempWorkspace): void {
@@ -78,7 +104,7 @@ const PATHS = [
 ];
 
 Deno.test("stat and read_text close every fd on success and on every refusal", () => {
-  withWorkspace((ws) => {
+  withWatchedWorkspace((ws) => {
     hostileTree(ws);
     for (const path of PATHS) {
       noLeak(`stat ${path}`, () => fileStat(ws.root, { path }));
@@ -98,7 +124,7 @@ Deno.test("stat and read_text close every fd on success and on every refusal", (
 });
 
 Deno.test("glob and grep close every fd, including when a cap or the deadline fails them", () => {
-  withWorkspace((ws) => {
+  withWatchedWorkspace((ws) => {
     hostileTree(ws);
     noLeak("glob", () => fileGlob(ws.root, { pattern: "**" }));
     noLeak("grep", () => fileGrep(ws.root, { pattern: "needle" }));
@@ -143,7 +169,7 @@ Deno.test("glob and grep close every fd, including when a cap or the deadline fa
 });
 
 Deno.test("edit, write and commit close every fd on every outcome", () => {
-  withWorkspace((ws) => {
+  withWatchedWorkspace((ws) => {
     hostileTree(ws);
     const read = fileReadText(ws.root, { path: "ok.txt" });
     if (!read.ok) throw new Error(read.code);
@@ -215,7 +241,7 @@ Deno.test("edit, write and commit close every fd on every outcome", () => {
 });
 
 Deno.test("the temp sweep and the instruction file close every fd on every outcome", () => {
-  withWorkspace((ws) => {
+  withWatchedWorkspace((ws) => {
     for (let i = 0; i < 3; i++) ws.file(`dir/.agent-builder-write-${i}`, "stale");
     noLeak("sweep", () => cleanStaleWriteTemps(ws.root));
     Deno.symlinkSync("x", `${ws.dir}/dir/.agent-builder-write-link`);
