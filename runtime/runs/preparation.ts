@@ -165,6 +165,11 @@ export class Preparations {
     throw new AppError("preparation_not_found");
   }
 
+  /** Aborts every in-flight preparation of an Agent (its upgrade or delete is fencing it). */
+  abortAgent(agentId: string): void {
+    for (const op of this.#inFlight.values()) if (op.agentId === agentId) op.abort();
+  }
+
   /** Called by the operation itself when it ends. */
   settled(op: PreparationOperation, outcome: PreparationOutcome): void {
     if (this.#inFlight.get(op.id) !== op) return;

@@ -196,6 +196,11 @@ export function createRunService(opts: RunServiceOptions) {
       }
       // Re-checked after the awaits above: a concurrent submit may have won meanwhile.
       assertRoomFor(agentId, conversationId);
+      // An upgrade or delete fenced the Agent while this was preparing: no Run on the old
+      // generation (its drain aborts preparations, and this closes the rest of the window).
+      if (!opts.agents.isCurrentGeneration(agentId, admission.generation)) {
+        throw new AppError("agent_busy");
+      }
       // Past this point the preparation cannot be cancelled; the Run's own cancel applies.
       op.commit();
       const { journal, staged, at } = beginRun({
@@ -254,6 +259,11 @@ export function createRunService(opts: RunServiceOptions) {
       });
       pendingExits.add(run.done);
       return { turn_id: turnId, run_id: runId };
+    } catch (err) {
+      // A preparation aborted by the Agent's upgrade or delete reads as the fence it is.
+      const fenced = err instanceof AppError && err.code === "preparation_cancelled" &&
+        !opts.agents.isCurrentGeneration(agentId, admission.generation);
+      throw fenced ? new AppError("agent_busy", "fenced while preparing") : err;
     } finally {
       op.settle(started ? "committed" : op.signal.aborted ? "cancelled" : "failed");
       if (!started) admission.release();
@@ -359,6 +369,7 @@ export function createRunService(opts: RunServiceOptions) {
 
   /** AgentRunControl: cancel every Run of an Agent and wait for them to end. */
   async function cancelAgentWork(agentId: string, reason: "upgrade" | "delete"): Promise<void> {
+    preparations.abortAgent(agentId);
     const mine = [...active.values()].filter((r) => r.agentId === agentId);
     for (const r of mine) abort(r, reason === "upgrade" ? "agent_upgrade" : "agent_delete");
     await Promise.all(mine.map((r) => r.done));

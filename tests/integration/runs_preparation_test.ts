@@ -138,3 +138,33 @@ Deno.test("context preparation is an observable, cancellable operation", async (
     await h.close();
   }
 });
+
+Deno.test("an upgrade fencing the Agent aborts its preparing submit: agent_busy, no Turn, no model call", async () => {
+  const h = await startRunHarness({ env: { [PREPARATION_PAUSE_ENV]: `compiling:${PAUSE_MS}` } });
+  try {
+    const created = await h.api("POST", "/api/agents", { name: "Fenced" });
+    assertEquals(created.status, 201, JSON.stringify(created.body));
+    const agent = created.body.agent.id;
+    const other: RunHarness = { ...h, agent };
+    const conv = await newConversation(other);
+    const pending = h.api("POST", `/api/agents/${agent}/sessions/${conv}/runs`, {
+      message: "prepared on the old generation",
+    });
+    await waitPreparing(other, conv);
+
+    const t0 = Date.now();
+    const upgraded = await h.api("POST", `/api/agents/${agent}/upgrade`);
+    assertEquals(upgraded.status, 200, JSON.stringify(upgraded.body));
+    assertEquals(upgraded.body.agent.generation, 2);
+    const submitted = await pending;
+    assertEquals([submitted.status, codeOf(submitted)], [409, "agent_busy"]);
+    // The drain ended the preparation rather than waiting out its pause.
+    assert(Date.now() - t0 < PAUSE_MS, `upgrade took ${Date.now() - t0} ms`);
+
+    const detail = await h.api("GET", `/api/agents/${agent}/sessions/${conv}`);
+    assertEquals(detail.body.turns, []);
+    assertEquals(h.ollama.chats.length, 0);
+  } finally {
+    await h.close();
+  }
+});
