@@ -45,7 +45,14 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const renderer = useMemo(() => createMarkdownRenderer(window), []);
   const drafts = useMemo(() => createDraftStore(globalThis.sessionStorage), []);
   const onTerminalRef = useRef<(v: RunView) => void>(() => {});
-  const runs = useMemo(() => createRunStore((v) => onTerminalRef.current(v)), []);
+  const runs = useMemo(() =>
+    createRunStore((v) => onTerminalRef.current(v), {
+      // A stream refused with 401 means the session ended (logout elsewhere, token rotation):
+      // one API request lets the client's 401 handler show the login page, as for any request.
+      onLost: (v) => {
+        if (v.lostReason === "http_401") api.listAgents().catch(fail);
+      },
+    }), []);
 
   const fail = useCallback((err: unknown) => {
     const code = err instanceof TypeError ? "network_error" : errorCode(err);

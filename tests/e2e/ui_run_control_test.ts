@@ -136,3 +136,26 @@ Deno.test("a failed turn shows its safe code, stage and duration, and never a pa
     await env.close();
   }
 });
+
+Deno.test("logging out in another tab sends a page that watches a live run back to the login page", async () => {
+  const env = await startUiEnv();
+  try {
+    const { page } = await openLoggedIn(env);
+    await createAgent(page, "Two tabs");
+    await createConversation(page);
+    env.ollama.enqueue(text(SLOW, { frameDelayMs: 150 }));
+    await send(page, "stream while the other tab logs out");
+    await page.waitForFunction(() =>
+      (document.querySelector("[data-testid=live-text]")?.textContent ?? "").includes("word1")
+    );
+    // Same browser, same cookie: the second tab's Log out ends the session for both.
+    const other = await page.context().newPage();
+    await other.goto(`${env.server.url}/`);
+    await other.click("[data-testid=logout]");
+    await other.waitForSelector("[data-testid=login-page]");
+    // The first tab's stream is cut and refused: it shows the login page, not "Connection lost".
+    await page.waitForSelector("[data-testid=login-page]", { timeout: 15_000 });
+  } finally {
+    await env.close();
+  }
+});

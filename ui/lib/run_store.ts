@@ -107,6 +107,8 @@ export interface RunStoreOptions {
   origin?: string;
   /** Delay before reconnect n. @default 400 ms × n */
   backoffMs?(attempt: number): number;
+  /** Called once a Run's stream gave up (its view is `lost`, with the reason). */
+  onLost?(view: RunView): void;
 }
 
 export function createRunStore(
@@ -160,8 +162,10 @@ export function createRunStore(
         },
         onGiveUp(reason) {
           const prev = views.get(runId);
-          if (prev) update(runId, { ...prev, connection: "lost", lostReason: reason });
           streams.delete(runId);
+          if (!prev) return;
+          update(runId, { ...prev, connection: "lost", lostReason: reason });
+          opts.onLost?.(views.get(runId)!);
         },
       });
       streams.set(runId, handle);
