@@ -87,7 +87,15 @@ export class LiveHub {
     return r && r.agentId === agentId ? r : null;
   }
 
-  /** Drops every record of an Agent (delete/upgrade). */
+  /** Drops every record of an Agent (its delete). */
+  /** Ends and forgets exactly these Runs' records (an upgrade's cancelled Runs). */
+  dropRuns(runIds: Iterable<string>): void {
+    for (const id of runIds) {
+      this.#records.get(id)?.end();
+      this.#records.delete(id);
+    }
+  }
+
   dropAgent(agentId: string): void {
     for (const [id, r] of this.#records) {
       if (r.agentId === agentId) {

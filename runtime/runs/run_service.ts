@@ -373,7 +373,10 @@ export function createRunService(opts: RunServiceOptions) {
     const mine = [...active.values()].filter((r) => r.agentId === agentId);
     for (const r of mine) abort(r, reason === "upgrade" ? "agent_upgrade" : "agent_delete");
     await Promise.all(mine.map((r) => r.done));
-    hub.dropAgent(agentId);
+    // A deleted Agent keeps nothing; after an upgrade (whose drain may have given up and
+    // lifted the fence meanwhile) only the Runs cancelled here go, never newer ones.
+    if (reason === "delete") hub.dropAgent(agentId);
+    else hub.dropRuns(mine.map((r) => r.runId));
   }
 
   /** Stops admission, cancels every Run and waits (bounded) for them to converge [OP-2]. */

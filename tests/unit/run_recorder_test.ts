@@ -196,3 +196,17 @@ Deno.test("LiveHub: keeps at most 64 records and never evicts a running one", ()
   ok(hub.get("r6", AGENT));
   assertEquals(hub.get("r6", "other-agent"), null, "records are bound to their Agent");
 });
+
+Deno.test("LiveHub.dropRuns ends only the named Runs; dropAgent ends every Run of the Agent", () => {
+  const hub = new LiveHub(8);
+  const old = hub.create("run-old", "agent-a");
+  const newer = hub.create("run-new", "agent-a");
+  const foreign = hub.create("run-b", "agent-b");
+  hub.dropRuns(["run-old"]);
+  assertEquals([old.ended, newer.ended, foreign.ended], [true, false, false]);
+  assertEquals(hub.get("run-old", "agent-a"), null);
+  assertEquals(hub.get("run-new", "agent-a"), newer);
+  hub.dropAgent("agent-a");
+  assertEquals([newer.ended, foreign.ended], [true, false]);
+  assertEquals(hub.size, 1);
+});
