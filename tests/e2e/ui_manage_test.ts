@@ -68,7 +68,8 @@ Deno.test("agents and conversations are managed through dialogs and an unclipped
 
     // Two conversations; drafts are kept per conversation.
     await createConversation(page);
-    env.ollama.enqueue(text("First answer.", { frameDelayMs: 1 }));
+    // Long enough that this Conversation's context projection differs from an empty one's.
+    env.ollama.enqueue(text(`First answer. ${"More words here. ".repeat(120)}`));
     await send(page, "first question");
     await waitForCompletedTurn(page);
     await page.fill("[data-testid=composer-input]", "draft for one");
@@ -84,6 +85,40 @@ Deno.test("agents and conversations are managed through dialogs and an unclipped
     await (await page.$$("[data-testid=conversation-item]"))[0].click();
     await page.waitForSelector("[data-testid=empty-chat]");
     await expectDraft(page, "draft for two");
+
+    // A late context projection of the Conversation left behind never lands on the one open now.
+    const twoId = (await page.evaluate(() => location.hash)).split("/c/")[1];
+    const meterText = () => page.textContent("[data-testid=context-meter]");
+    await page.waitForSelector("[data-testid=context-meter] >> text=/% left/");
+    const twoMeter = await meterText();
+    await page.route("**/context-preview*", async (route) => {
+      if (!route.request().url().includes(twoId)) await new Promise((r) => setTimeout(r, 1500));
+      await route.continue();
+    });
+    const late = page.waitForResponse((r) =>
+      r.url().includes("/context-preview") && !r.url().includes(twoId)
+    );
+    await (await page.$$("[data-testid=conversation-item]"))[1].click();
+    await page.waitForSelector("[data-testid=turn]");
+    await (await page.$$("[data-testid=conversation-item]"))[0].click();
+    await page.waitForSelector("[data-testid=empty-chat]");
+    await page.waitForFunction(
+      (t) => document.querySelector("[data-testid=context-meter]")?.textContent === t,
+      twoMeter,
+    );
+    await late;
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50))));
+    assertEquals(await meterText(), twoMeter, "the open Conversation's own projection");
+    await page.unroute("**/context-preview*");
+    await (await page.$$("[data-testid=conversation-item]"))[1].click();
+    await page.waitForFunction(
+      (t) =>
+        /% left/.test(document.querySelector("[data-testid=context-meter]")?.textContent ?? "") &&
+        document.querySelector("[data-testid=context-meter]")?.textContent !== t,
+      twoMeter,
+    );
+    await (await page.$$("[data-testid=conversation-item]"))[0].click();
+    await page.waitForSelector("[data-testid=empty-chat]");
 
     // A place pasted into the address bar opens it: another Agent, then back to a Conversation.
     await page.evaluate(() => (location.hash = "#/a/00000000-0000-4000-8000-000000000001"));

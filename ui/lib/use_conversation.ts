@@ -4,7 +4,7 @@
  * next Turn, and re-attaching to every running Turn's Run after a switch or a
  * reload. Reads go through the injected Api; live Runs through the RunStore.
  */
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { type Api, errorCode } from "./endpoints.ts";
 import { mergeTurns } from "./format.ts";
 import { loadOlderTurns } from "./history.ts";
@@ -50,11 +50,16 @@ export function useConversation(
     for (const t of list) if (t.state === "running" && t.runId) runs.watch(agent, conv, t.runId);
   };
 
+  // Only the newest projection request may land: an answer for the previous Conversation (or
+  // model choice) that arrives late must not show its numbers for this one.
+  const projectionRequest = useRef(0);
   const refreshProjection = useCallback(() => {
+    const mine = ++projectionRequest.current;
     if (!agentId || !convId || !open) return;
     api.contextPreview(agentId, convId, modelOf(convId)).then(
-      setProjection,
-      (err) => setProjection(unavailableProjection(errorCode(err))),
+      (p) => mine === projectionRequest.current && setProjection(p),
+      (err) =>
+        mine === projectionRequest.current && setProjection(unavailableProjection(errorCode(err))),
     );
   }, [api, agentId, convId, open]);
 
