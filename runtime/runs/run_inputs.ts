@@ -14,7 +14,12 @@
  * this build has no runner dispatch [TL-7].
  */
 import type { AgentService } from "../agents/service.ts";
-import { type HistoryBundle, type OmittedHistory, omittedHistoryReceipt } from "../context/plan.ts";
+import {
+  type ContextInputs,
+  type HistoryBundle,
+  type OmittedHistory,
+  omittedHistoryReceipt,
+} from "../context/plan.ts";
 import { AppError } from "../errors.ts";
 import { agentDataRel, type HomeLayout } from "../home.ts";
 import type { ModelBroker } from "../model/types.ts";
@@ -30,6 +35,27 @@ import { readInstructionFile } from "../workspace/instruction_file.ts";
 export const HISTORY_TURNS_READ_MAX = 256;
 /** exec/run needs the runner sandbox [TL-7], which this build does not dispatch to: deny it. */
 const NO_RUNNER_RULES = [{ tool_id: "exec/run", decision: "deny" as const }];
+
+/** What `prepare` read, as a Conversation's next plan needs it. */
+export type PreparedInputs = Awaited<ReturnType<RunInputs["prepare"]>>;
+
+/** The ContextPlan inputs shared by a Run and the NextTurnProjection. */
+export function contextInputsOf(
+  p: PreparedInputs,
+  modelId: string,
+  now: Date,
+): Omit<ContextInputs, "planId" | "userMessage" | "compact"> {
+  return {
+    instructions: p.instructions,
+    now,
+    history: p.history,
+    omitted: p.omitted,
+    toolset: p.toolset,
+    window: p.profile.window,
+    budget: p.profile.budget,
+    modelId,
+  };
+}
 
 export interface RunInputsOptions {
   home: HomeLayout;

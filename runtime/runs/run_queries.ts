@@ -35,6 +35,7 @@ import {
 } from "../store/run_store.ts";
 import { getConversation } from "../store/agent_state_store.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
+import { contextInputsOf } from "./run_inputs.ts";
 import type { RunService } from "./run_service.ts";
 
 export type RunQueries = ReturnType<typeof createRunQueries>;
@@ -131,16 +132,7 @@ export function createRunQueries(runs: RunService) {
         runs.usageScope(id, p.toolset),
         CONTEXT_CALIBRATION_USAGES,
       );
-      return nextTurnProjection({
-        instructions: p.instructions,
-        now: new Date(),
-        history: p.history,
-        omitted: p.omitted,
-        toolset: p.toolset,
-        window: p.profile.window,
-        budget: p.profile.budget,
-        modelId: id,
-      }, samples);
+      return nextTurnProjection(contextInputsOf(p, id, new Date()), samples);
     },
 
     /** GET …/sessions/<conv>/preparation */

@@ -52,7 +52,7 @@ import { Approvals } from "./approvals.ts";
 import { recoverRuns } from "./recovery.ts";
 import { beginRun, turnSnapshot } from "./run_begin.ts";
 import { Preparations } from "./preparation.ts";
-import { createRunInputs } from "./run_inputs.ts";
+import { contextInputsOf, createRunInputs } from "./run_inputs.ts";
 import { RunRecorder, type Terminal } from "./run_recorder.ts";
 import {
   abortedTerminal,
@@ -178,16 +178,9 @@ export function createRunService(opts: RunServiceOptions) {
       const turnId = crypto.randomUUID();
       await op.enter("compiling");
       const plan = compileContextPlan({
+        ...contextInputsOf(p, modelId, new Date(now())),
         planId: crypto.randomUUID(),
-        instructions: p.instructions,
-        now: new Date(now()),
-        history: p.history,
-        omitted: p.omitted,
         userMessage: body.message,
-        toolset: p.toolset,
-        window: p.profile.window,
-        budget: p.profile.budget,
-        modelId,
         compact: body.compact ?? false,
       });
       await op.enter("admitting");
@@ -319,11 +312,8 @@ export function createRunService(opts: RunServiceOptions) {
         terminal = await crashTerminal(worker.exited, terminal, CANCEL_GRACE_MS);
       }
     } catch (err) {
-      if (!(err instanceof AppError)) {
-        opts.log.error("run.execute_failed", {
-          kind: err instanceof Error ? err.name : typeof err,
-        });
-      }
+      const kind = err instanceof Error ? err.name : typeof err;
+      if (!(err instanceof AppError)) opts.log.error("run.execute_failed", { kind });
       terminal = errorTerminal(err, run.reason);
     } finally {
       clearTimeout(timer);
