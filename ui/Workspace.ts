@@ -219,7 +219,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
       const { turnId, runId } = await api.startRun(agentId, convId, runBody(text, prefs));
       patchPrefs({ draft: "", compactNext: false });
       setCommandResult(null);
-      conversation.addTurn((last) => admittedTurn(turnId, runId, text, last + 1));
+      conversation.addTurn(convId, (last) => admittedTurn(turnId, runId, text, last + 1));
       runs.watch(agentId, convId, runId);
       if (detailsOpen) setDetailsRun(runId);
     } catch (err) {

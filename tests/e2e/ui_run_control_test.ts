@@ -159,3 +159,41 @@ Deno.test("logging out in another tab sends a page that watches a live run back 
     await env.close();
   }
 });
+
+Deno.test("a conversation re-read that answers after the operator moved on never lands in the conversation open now", async () => {
+  const env = await startUiEnv();
+  try {
+    const { page, errors } = await openLoggedIn(env);
+    await createAgent(page, "Mover");
+    await createConversation(page); // B: stays empty
+    const bPlace = await page.evaluate(() => location.hash);
+    await createConversation(page); // A: gets a Turn
+    await page.waitForFunction((b) => /\/c\//.test(location.hash) && location.hash !== b, bPlace);
+    await page.waitForSelector("[data-testid=empty-chat]");
+    const aId = (await page.evaluate(() => location.hash)).split("/c/")[1];
+    // A's re-read at the end of its Run is slow; every other request is not.
+    const reRead = new RegExp(`/sessions/${aId}$`);
+    await page.route(reRead, async (route) => {
+      await new Promise((r) => setTimeout(r, 1500));
+      await route.continue();
+    });
+    env.ollama.enqueue(text("Answer for A.", { frameDelayMs: 20 }));
+    const reReadSent = page.waitForRequest(reRead, { timeout: 20_000 });
+    const reReadDone = page.waitForResponse(reRead, { timeout: 20_000 });
+    await send(page, "question in A");
+    await reReadSent; // A's Run ended and its page is being re-read
+    await (await page.$$("[data-testid=conversation-item]"))[1].click(); // B (list is newest first)
+    await page.waitForSelector("[data-testid=empty-chat]");
+    await reReadDone;
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50))));
+    assertEquals(await page.$$eval("[data-testid=turn]", (t) => t.length), 0, "B shows no Turn");
+    assertEquals(await page.isVisible("[data-testid=empty-chat]"), true);
+    await page.unroute(reRead);
+    // A still has its answer.
+    await (await page.$$("[data-testid=conversation-item]"))[0].click();
+    await page.waitForSelector("[data-testid=assistant-markdown] >> text=Answer for A.");
+    assertEquals(errors, []);
+  } finally {
+    await env.close();
+  }
+});

@@ -18,8 +18,11 @@ export interface ConversationState {
   hasOlder: boolean;
   loadingOlder: boolean;
   projection: ContextProjection | null;
-  /** Adds a Turn admitted by `POST …/runs` until the server's copy replaces it. */
-  addTurn(make: (lastSeq: number) => Turn): void;
+  /**
+   * Adds a Turn admitted by `POST …/runs` in `conversationId` until the server's copy replaces
+   * it; nothing when another Conversation is on screen by then.
+   */
+  addTurn(conversationId: string, make: (lastSeq: number) => Turn): void;
   /** Re-reads the latest page (after a Run ended), keeping older Turns on screen. */
   reload(): void;
   refreshProjection(): void;
@@ -45,6 +48,11 @@ export function useConversation(
   const [before, setBefore] = useState<string | null>(null);
   const [loadingOlder, setLoadingOlder] = useState(false);
   const [projection, setProjection] = useState<ContextProjection | null>(null);
+
+  // The Conversation on screen in the latest render: an answer (re-read, older page, admitted
+  // Turn) that arrives after the operator opened another one is dropped, never merged into it.
+  const shown = useRef<string | null>(null);
+  shown.current = agentId && convId && open ? convId : null;
 
   const watchRunning = (agent: string, conv: string, list: readonly Turn[]) => {
     for (const t of list) if (t.state === "running" && t.runId) runs.watch(agent, conv, t.runId);
@@ -87,6 +95,7 @@ export function useConversation(
   const reload = () => {
     if (!agentId || !convId || !open) return;
     api.getConversation(agentId, convId).then((page) => {
+      if (shown.current !== convId) return;
       setTurns((cur) => {
         const first = page.turns[0];
         if (!cur.length || !first) return page.turns;
@@ -107,6 +116,7 @@ export function useConversation(
     setLoadingOlder(true);
     try {
       const r = await loadOlderTurns((b) => api.getConversation(agentId, convId, b), turns, before);
+      if (shown.current !== convId) return;
       setTurns((cur) => mergeTurns(r.turns, cur));
       setBefore(r.before);
     } catch (err) {
@@ -122,7 +132,9 @@ export function useConversation(
     hasOlder: before !== null,
     loadingOlder,
     projection,
-    addTurn: (make) => setTurns((cur) => [...cur, make(cur.at(-1)?.seq ?? 0)]),
+    addTurn: (conversationId, make) => {
+      if (shown.current === conversationId) setTurns((cur) => [...cur, make(cur.at(-1)?.seq ?? 0)]);
+    },
     reload,
     refreshProjection,
     loadOlder,
