@@ -190,15 +190,18 @@ Deno.test("the run store marks a run lost after the reconnect budget and can wat
   });
   try {
     const finished: string[] = [];
+    const lost: string[] = [];
     const store = createRunStore((v) => finished.push(v.runId), {
       origin: `http://127.0.0.1:${server.addr.port}`,
       backoffMs: () => 2,
+      onLost: (v) => lost.push(`${v.runId}:${v.connection}:${v.lostReason}`),
     });
     store.watch("a", "c", "r");
     for (let i = 0; i < 200 && store.get("r")?.connection !== "lost"; i++) {
       await new Promise((res) => setTimeout(res, 5));
     }
     assertEquals(store.get("r")?.connection, "lost");
+    assertEquals(lost, ["r:lost:eof"], "told once, with the view already lost");
     assertEquals(paths.length, 1 + SSE_RECONNECTS_MAX);
     assertEquals(paths[0], "/api/agents/a/runs/r/events");
     assertEquals(store.live(), []);
