@@ -139,6 +139,7 @@ export function RunDetails({ api, agentId, runId, live, onClose }: RunDetailsPro
             onClick=${() =>
               setSelected(stepIndex(selected, 1, rows.length))}><${Icon} name="next" /></button>
           <input class="input input-sm" type="search" placeholder="Filter kinds…" value=${text}
+            data-testid="timeline-filter"
             aria-label="Filter events by kind" onInput=${(e: Event) =>
               setText((e.target as HTMLInputElement).value)} />
         </div>

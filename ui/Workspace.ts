@@ -143,11 +143,13 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     return s;
   }, [conversations, convId, activeRunId, tick, agentId]);
 
-  // Esc stops the active Run [UI-1].
+  // Esc stops the active Run [UI-1], except where Esc already means something else: a dialog or
+  // menu (closes it), an input or select (clears the filter, closes the list).
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.key !== "Escape" || !agentId || !activeRunId) return;
       if (document.querySelector("dialog[open], .menu-popover:popover-open")) return;
+      if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement) return;
       e.preventDefault();
       api.cancelRun(agentId, activeRunId).catch(fail);
     };

@@ -53,6 +53,21 @@ Deno.test("Stop, Esc and /stop cancel the active run, and Retry refills the draf
       (document.querySelector("[data-testid=turn]:last-child [data-testid=live-text]")
         ?.textContent ?? "").includes("word1")
     );
+    // Esc in the timeline's filter field clears the filter; it does not stop the Run.
+    const cancels: string[] = [];
+    page.on("request", (r) => r.url().endsWith("/cancel") && cancels.push(r.url()));
+    await page.click("[data-testid=toggle-details]");
+    await page.fill("[data-testid=timeline-filter]", "model");
+    await page.press("[data-testid=timeline-filter]", "Escape");
+    await page.click("[data-testid=close-details]");
+    // Streaming went on (or, were the Run stopped, it ended): then count the cancel requests.
+    await page.waitForFunction(() => {
+      const last = document.querySelector("[data-testid=turn]:last-child");
+      return last?.getAttribute("data-state") !== "running" ||
+        (last.querySelector("[data-testid=live-text]")?.textContent ?? "").includes("word4");
+    });
+    assertEquals(cancels, [], "Esc in an input field sent no cancel");
+    await page.focus("[data-testid=composer-input]");
     await page.keyboard.press("Escape");
     await page.waitForFunction(
       () => document.querySelectorAll("[data-testid=turn][data-state=cancelled]").length === 2,
