@@ -151,7 +151,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
       if (document.querySelector("dialog[open], .menu-popover:popover-open")) return;
       if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement) return;
       e.preventDefault();
-      api.cancelRun(agentId, activeRunId).catch(fail);
+      stop(activeRunId);
     };
     document.addEventListener("keydown", onKey);
     return () => document.removeEventListener("keydown", onKey);
@@ -241,9 +241,11 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     }
   };
 
-  const stop = (runId: string) => {
-    if (agentId) api.cancelRun(agentId, runId).catch(fail);
-  };
+  /** Stop (button, Esc, composer). A Run that finished meanwhile needs no stopping: no error. */
+  function stop(runId: string) {
+    if (!agentId) return;
+    api.cancelRun(agentId, runId).catch((err) => errorCode(err) !== "run_not_active" && fail(err));
+  }
 
   /** Retry puts the message back in the composer (never re-sends it) and focuses it. */
   const retry = (message: string) => {

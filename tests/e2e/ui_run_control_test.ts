@@ -212,3 +212,31 @@ Deno.test("a conversation re-read that answers after the operator moved on never
     await env.close();
   }
 });
+
+Deno.test("a Stop that reaches the server after the run finished shows no error", async () => {
+  const env = await startUiEnv();
+  try {
+    const { page } = await openLoggedIn(env);
+    await createAgent(page, "Late stop");
+    await createConversation(page);
+    // The cancel request is held until the Run has completed: the server then answers 409.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route("**/cancel", async (route) => {
+      await held;
+      await route.continue();
+    });
+    env.ollama.enqueue(text("A short answer that finishes anyway.", { frameDelayMs: 60 }));
+    await send(page, "stop me too late");
+    await page.waitForSelector("[data-testid=turn][data-state=running] [data-testid=stop-run]");
+    const answered = page.waitForResponse("**/cancel");
+    await page.click("[data-testid=stop-run]");
+    await waitForCompletedTurn(page);
+    release();
+    assertEquals((await answered).status(), 409);
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100))));
+    assertEquals(await page.$("[data-testid=error-toast]"), null, "no error for a finished run");
+  } finally {
+    await env.close();
+  }
+});
