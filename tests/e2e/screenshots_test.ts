@@ -15,6 +15,7 @@ import {
   openLoggedIn,
   send,
   startUiEnv,
+  waitForCompletedTurn,
 } from "./_ui_support.ts";
 
 const VIEWPORTS = [
@@ -60,8 +61,8 @@ for (const vp of VIEWPORTS) {
       await createConversation(page);
       await shot(page, `${vp.name}-03-new-conversation`);
       await send(page, "Show me what you can do, with some **Markdown**.");
-      await page.waitForSelector("[data-testid=assistant-markdown]", { timeout: 20_000 })
-        .catch(() => {});
+      await waitForCompletedTurn(page);
+      await page.waitForSelector("[data-testid=assistant-markdown]");
       await shot(page, `${vp.name}-04-answer`);
       await page.fill("[data-testid=composer-input]", "/");
       await shot(page, `${vp.name}-05-command-help`);
