@@ -44,6 +44,19 @@ export function Sidebar(p: SidebarProps) {
     if (!menuFor && el.matches(":popover-open")) el.hidePopover();
   }, [menuFor]);
 
+  // The open Conversation is always visible in the list (a long list, a reload, a pasted place).
+  const listRef = useRef<HTMLUListElement>(null);
+  useEffect(() => {
+    const list = listRef.current;
+    const item = list?.querySelector(".conv-item.active");
+    if (!list || !item) return;
+    // Scroll the list only (scrollIntoView could also shift the off-canvas overlay's ancestors).
+    const l = list.getBoundingClientRect();
+    const r = item.getBoundingClientRect();
+    if (r.top < l.top) list.scrollTop += r.top - l.top;
+    else if (r.bottom > l.bottom) list.scrollTop += r.bottom - l.bottom;
+  }, [p.conversationId, p.conversations]);
+
   const act = (fn: (id: string) => void) => () => {
     const id = menuFor;
     setMenuFor(null);
@@ -92,7 +105,7 @@ export function Sidebar(p: SidebarProps) {
           aria-label="New conversation" onClick=${p
             .onCreateConversation}><${Icon} name="plus" /></button>
       </div>
-      <ul class="conv-list" data-testid="conversation-list">
+      <ul class="conv-list" data-testid="conversation-list" ref=${listRef}>
         ${p.conversations.length === 0 &&
           html`<li class="empty small">No conversations yet: your first message starts one.</li>`}
         ${p.conversations.map((c) =>

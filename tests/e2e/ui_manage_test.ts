@@ -6,6 +6,7 @@
  * each Conversation keeps its own draft when switching.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
+import { login } from "../helpers/login.ts";
 import { text } from "../../tools/fake_ollama/scenarios.ts";
 import type { Page } from "../helpers/browser.ts";
 import {
@@ -176,6 +177,48 @@ Deno.test("agents and conversations are managed through dialogs and an unclipped
     await page.waitForFunction(() =>
       ![...document.querySelectorAll("[data-testid=agent-switcher] option")]
         .some((o) => o.textContent?.startsWith("Alpha"))
+    );
+    assertEquals(errors, []);
+  } finally {
+    await env.close();
+  }
+});
+
+Deno.test("with many conversations the open one is scrolled into view in the list", async () => {
+  const env = await startUiEnv();
+  try {
+    const s = await login(env.server);
+    const sys = "00000000-0000-4000-8000-000000000001";
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const r = await fetch(`${env.server.url}/api/agents/${sys}/sessions`, {
+        method: "POST",
+        headers: s.headers(),
+        body: JSON.stringify({ title: `Conversation ${i}` }),
+      });
+      assertEquals(r.status, 201);
+      ids.push((await r.json()).session.id);
+    }
+    const { page, errors } = await openLoggedIn(env);
+    // The oldest one (last in the newest-first list), opened from its address.
+    await page.evaluate((h) => (location.hash = h), `#/a/${sys}/c/${ids[0]}`);
+    await page.reload();
+    await page.waitForSelector("[data-testid=user-message], [data-testid=empty-chat]");
+    await page.waitForFunction(
+      () => {
+        const list = document.querySelector("[data-testid=conversation-list]")!;
+        const item = list.querySelector(".conv-item.active");
+        if (!item || list.scrollHeight <= list.clientHeight) return false;
+        const l = list.getBoundingClientRect();
+        const r = item.getBoundingClientRect();
+        return r.top >= l.top - 1 && r.bottom <= l.bottom + 1;
+      },
+      undefined,
+      { timeout: 5_000 },
+    );
+    assertEquals(
+      await page.textContent(".conv-item.active .conv-title"),
+      "Conversation 0",
     );
     assertEquals(errors, []);
   } finally {
