@@ -6,7 +6,7 @@
  * payload and the full envelope. Context metadata loads only on click.
  */
 import { html } from "htm/preact";
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Icon } from "./Icon.ts";
 import type { Api } from "./lib/endpoints.ts";
 import { errorCode } from "./lib/endpoints.ts";
@@ -90,6 +90,30 @@ export function RunDetails({ api, agentId, runId, live, onClose }: RunDetailsPro
     return () => clearTimeout(t);
   }, [playing, selected, rows.length]);
 
+  // The timeline is one Tab stop (roving tabindex): arrows, Home and End move the selection, and
+  // the focus follows it while the focus is in the list.
+  const listRef = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const list = listRef.current;
+    if (!list || !list.contains(document.activeElement)) return;
+    list.querySelector<HTMLElement>("[aria-selected=true]")?.focus();
+  }, [selected]);
+  const onListKey = (e: KeyboardEvent) => {
+    const n = rows.length;
+    const next = e.key === "ArrowDown"
+      ? stepIndex(selected, 1, n)
+      : e.key === "ArrowUp"
+      ? stepIndex(selected, -1, n)
+      : e.key === "Home"
+      ? stepIndex(-1, 1, n)
+      : e.key === "End"
+      ? stepIndex(-1, -1, n)
+      : null;
+    if (next === null || n === 0) return;
+    e.preventDefault();
+    setSelected(next);
+  };
+
   const toggleLane = (l: Lane) => {
     const next = new Set(lanes);
     if (next.has(l)) next.delete(l);
@@ -154,7 +178,8 @@ export function RunDetails({ api, agentId, runId, live, onClose }: RunDetailsPro
           )}
         </div>
         ${error && html`<p class="error-text" role="alert">Could not load events (${error}).</p>`}
-        <div class="timeline" data-testid="timeline" role="listbox" aria-label="Events">
+        <div class="timeline" data-testid="timeline" role="listbox" aria-label="Events"
+          ref=${listRef} onKeyDown=${onListKey}>
           <div class="timeline-lanes" aria-hidden="true">
             ${LANES.map((l) => html`<span class=${`lane-head lane-${l}`}>${LANE_LABELS[l]}</span>`)}
             <span class="lane-head lane-head-event">Event</span>
@@ -166,6 +191,7 @@ export function RunDetails({ api, agentId, runId, live, onClose }: RunDetailsPro
           ${rows.map((r) =>
             html`
               <button type="button" role="option" aria-selected=${r.index === selected}
+                tabIndex=${r.index === (current ? selected : 0) ? 0 : -1}
                 class=${`tl-row ${
                   r.index === selected ? "selected" : ""
                 }`} data-testid="timeline-event"

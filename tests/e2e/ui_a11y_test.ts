@@ -45,6 +45,39 @@ Deno.test("buttons have types and names, controls have labels, and focus is visi
     });
     assertEquals(problems, []);
 
+    // The timeline is one Tab stop; arrows, Home and End move the selection and the focus.
+    const kinds = await page.$$eval(
+      "[data-testid=timeline-event]",
+      (els) => els.map((e) => e.getAttribute("data-kind")),
+    );
+    assertEquals(
+      await page.$$eval("[data-testid=timeline-event][tabindex='0']", (els) => els.length),
+      1,
+    );
+    await page.focus("[data-testid=timeline-event]");
+    const focusedKind = () =>
+      page.waitForFunction(
+        () => {
+          const el = document.activeElement;
+          return el?.getAttribute("aria-selected") === "true" && el.getAttribute("data-kind");
+        },
+        undefined,
+        { timeout: 5_000 },
+      ).then((h) => h.jsonValue());
+    await page.keyboard.press("ArrowDown");
+    assertEquals(await focusedKind(), kinds[0]);
+    await page.keyboard.press("ArrowDown");
+    await page.waitForSelector(`[data-testid=timeline-event]:nth-child(3)[aria-selected=true]`);
+    assertEquals(await focusedKind(), kinds[1]);
+    await page.keyboard.press("End");
+    await page.waitForSelector(
+      `[data-testid=timeline-event]:nth-child(${kinds.length + 1})[aria-selected=true]`,
+    );
+    assertEquals(await focusedKind(), kinds.at(-1));
+    await page.keyboard.press("Home");
+    await page.waitForSelector(`[data-testid=timeline-event]:nth-child(2)[aria-selected=true]`);
+    assertEquals(await focusedKind(), kinds[0]);
+
     // Keyboard focus shows an outline.
     await page.focus("[data-testid=toggle-details]");
     await page.keyboard.press("Shift+Tab");
