@@ -4,7 +4,8 @@
  * single-flight, spaced re-qualification on demand.
  *
  * What this file enforces: the host is resolved once; the first candidate
- * address that answers qualification is pinned for the process lifetime; at most one qualification per entry runs at a time;
+ * address that answers qualification is pinned for the process lifetime; at
+ * most one qualification per entry runs at a time;
  * on-demand re-qualification happens at most once per `requalifyIntervalMs`;
  * qualification never rejects — every failure becomes a fixed reason; public
  * profiles carry no endpoint.
