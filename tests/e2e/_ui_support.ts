@@ -82,14 +82,23 @@ export async function createAgent(page: Page, name: string): Promise<void> {
   );
 }
 
-/** Creates a Conversation and waits for its empty chat. */
+/**
+ * Creates a Conversation and waits until it is the open one (its id in the address) with its
+ * empty chat; another empty Conversation already on screen does not count.
+ */
 export async function createConversation(page: Page): Promise<void> {
+  const before = await page.evaluate(() => location.hash);
   const empty = await page.$("[data-testid=empty-new-conversation]");
   if (empty) await empty.click();
   else {
     await ensureNav(page);
     await page.click("[data-testid=new-conversation]");
   }
+  await page.waitForFunction(
+    (b) => /\/c\/[^/]+$/.test(location.hash) && location.hash !== b,
+    before,
+    { timeout: 10_000 },
+  );
   await page.waitForSelector("[data-testid=empty-chat]", { timeout: 10_000 });
 }
 

@@ -201,8 +201,21 @@ Deno.test("with many conversations the open one is scrolled into view in the lis
     }
     const { page, errors } = await openLoggedIn(env);
     // The oldest one (last in the newest-first list), opened from its address.
-    await page.evaluate((h) => (location.hash = h), `#/a/${sys}/c/${ids[0]}`);
+    const place = `#/a/${sys}/c/${ids[0]}`;
+    await page.evaluate((h) => (location.hash = h), place);
+    // While the reloaded page still waits for its Agents, the address keeps the place asked for
+    // (a second reload then still opens it).
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route("**/api/agents", async (route) => {
+      await held;
+      await route.continue();
+    });
+    const listing = page.waitForRequest("**/api/agents");
     await page.reload();
+    await listing;
+    assertEquals(await page.evaluate(() => location.hash), place);
+    release(); // later Agent listings pass at once
     await page.waitForSelector("[data-testid=user-message], [data-testid=empty-chat]");
     await page.waitForFunction(
       () => {

@@ -46,6 +46,20 @@ Deno.test("on a narrow screen nav and run details are mutually exclusive overlay
   try {
     const { page, errors } = await openLoggedIn(env, { width: 390, height: 844 });
     assertEquals(await inViewport(page, "[data-testid=sidebar]"), false, "nav hidden at first");
+    // ... and out of the Tab order: keyboard focus never lands on an off-screen control.
+    await page.waitForFunction(() =>
+      !document.querySelector<HTMLElement>("[data-testid=new-agent]")!.checkVisibility({
+        visibilityProperty: true,
+      })
+    );
+    await page.focus("[data-testid=composer-input]");
+    for (let i = 0; i < 12; i++) {
+      await page.keyboard.press("Shift+Tab");
+      const inNav = await page.evaluate(() =>
+        document.activeElement?.closest("[data-testid=sidebar]") !== null
+      );
+      assertEquals(inNav, false, `Shift+Tab ${i + 1} reached the hidden navigation`);
+    }
     await createAgent(page, "Pocket");
     await createConversation(page);
     const table = `| name | kind |\n|---|---|\n| ${"x".repeat(120)} | file |\n`;

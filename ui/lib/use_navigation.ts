@@ -29,6 +29,9 @@ export interface Navigation {
 export function useNavigation(api: Api, fail: (err: unknown) => void): Navigation {
   // The place asked for by the URL: at load, then on every hash change.
   const wanted = useRef(parsePlace(location.hash));
+  // The URL is rewritten only once a navigation has settled (the selected Agent's Conversation
+  // list answered), so a reload meanwhile still finds the place that was asked for.
+  const settled = useRef(false);
   const [placeTick, setPlaceTick] = useState(0);
   const [agents, setAgents] = useState<Agent[]>([]);
   const [agentId, setAgentId] = useState<string | null>(null);
@@ -64,6 +67,8 @@ export function useNavigation(api: Api, fail: (err: unknown) => void): Navigatio
       convOwner.current = next === null ? null : agent;
       return next;
     });
+    settled.current = true;
+    setPlaceTick((t) => t + 1);
   }, [api]);
 
   useEffect(() => {
@@ -72,6 +77,7 @@ export function useNavigation(api: Api, fail: (err: unknown) => void): Navigatio
 
   useEffect(() => {
     if (!agentId) return;
+    settled.current = false;
     setConversations([]);
     setConvId(null, null);
     const w = wanted.current;
@@ -88,18 +94,20 @@ export function useNavigation(api: Api, fail: (err: unknown) => void): Navigatio
       const place = parsePlace(new URL(e.newURL).hash);
       const cur = latest.current;
       wanted.current = place;
-      setPlaceTick((t) => t + 1); // the URL shows the real place until the wanted one opens
-      if (place.agentId === null) return;
-      if (place.agentId !== cur.agentId) cur.loadAgents(place.agentId).catch(fail);
+      // Whatever opens (or, for an unknown place, stays), the URL then shows the real place.
+      const rewrite = () => setPlaceTick((t) => t + 1);
+      if (place.agentId === null) rewrite();
+      else if (place.agentId !== cur.agentId) cur.loadAgents(place.agentId).then(rewrite, fail);
       else if (place.conversationId !== null && place.conversationId !== cur.convId) {
         cur.loadConversations(place.agentId, place.conversationId).catch(fail);
-      }
+      } else rewrite();
     };
     addEventListener("hashchange", onHash);
     return () => removeEventListener("hashchange", onHash);
   }, []);
 
   useEffect(() => {
+    if (!settled.current) return;
     history.replaceState(null, "", formatPlace({ agentId, conversationId: convId }) || "#");
   }, [agentId, convId, placeTick]);
 
