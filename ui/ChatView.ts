@@ -8,6 +8,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { Icon } from "./Icon.ts";
 import { TurnView } from "./TurnView.ts";
 import { isNearBottom } from "./lib/format.ts";
+import { describeError } from "./lib/messages.ts";
 import type { RunStore } from "./lib/run_store.ts";
 import type { MarkdownRenderer } from "./lib/sanitize.ts";
 import type { Turn } from "./lib/types.ts";
@@ -17,6 +18,8 @@ export interface ChatViewProps {
   turns: Turn[];
   /** False until the first page has arrived: no "Start the conversation" flash meanwhile. */
   loaded: boolean;
+  /** Why the first page could not be read (shown instead of "Loading…"). */
+  loadError: string | null;
   hasOlder: boolean;
   loadingOlder: boolean;
   runs: RunStore;
@@ -86,8 +89,14 @@ export function ChatView(p: ChatViewProps) {
               </button>
             </div>
           `}
-          ${!p.loaded && p.turns.length === 0 && html`
+          ${!p.loaded && p.turns.length === 0 && !p.loadError && html`
             <div class="chat-loading" data-testid="chat-loading" role="status">Loading…</div>
+          `}
+          ${!p.loaded && p.loadError && html`
+            <div class="chat-loading" data-testid="chat-load-error" role="alert">
+              This conversation could not be loaded: ${describeError(p.loadError)}
+              <code class="pill">${p.loadError}</code>
+            </div>
           `}
           ${p.loaded && p.turns.length === 0 && html`
             <div class="empty-chat" data-testid="empty-chat">

@@ -46,7 +46,7 @@ export function MainPane(p: MainPaneProps) {
   const awaiting = new Set(p.approvals.map((a) => a.runId).filter((r) => r !== null));
   return html`
     <${ChatView} conversationId=${p.convId} turns=${p.conversation.turns}
-      loaded=${p.conversation.loaded}
+      loaded=${p.conversation.loaded} loadError=${p.conversation.loadError}
       hasOlder=${p.conversation.hasOlder} loadingOlder=${p.conversation.loadingOlder}
       runs=${p.runs} liveTick=${p.liveTick} renderer=${p.renderer} awaitingRuns=${awaiting}
       onLoadOlder=${p.conversation.loadOlder} onStop=${p.onStop} onReconnect=${p.onReconnect}

@@ -117,6 +117,14 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     setCommandResult(null);
   }, [draftKey]);
 
+  // The open Conversation was deleted elsewhere: re-read the list, which drops it and opens
+  // the newest one (the toast says what happened).
+  useEffect(() => {
+    if (conversation.loadError === "conversation_not_found" && agentId) {
+      loadConversations(agentId).catch(fail);
+    }
+  }, [conversation.loadError]);
+
   onTerminalRef.current = (v: RunView) => {
     if (v.agentId === agentId && v.conversationId === convId) conversation.reload();
     if (v.agentId !== agentId) return;

@@ -238,3 +238,42 @@ Deno.test("with many conversations the open one is scrolled into view in the lis
     await env.close();
   }
 });
+
+Deno.test("a conversation deleted elsewhere is dropped when opened, never left Loading", async () => {
+  const env = await startUiEnv();
+  try {
+    const s = await login(env.server);
+    const sys = "00000000-0000-4000-8000-000000000001";
+    const api = (method: string, path: string, body?: unknown) =>
+      fetch(`${env.server.url}/api/agents/${sys}/sessions${path}`, {
+        method,
+        headers: s.headers(),
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    await (await api("POST", "", { title: "Keep" })).body?.cancel();
+    const gone = (await (await api("POST", "", { title: "Gone" })).json()).session.id;
+    const { page, errors } = await openLoggedIn(env);
+    await page.waitForFunction(() =>
+      document.querySelector("[data-testid=conversation-title]")?.textContent === "Gone"
+    );
+    await (await page.$$("[data-testid=conversation-item]"))[1].click();
+    await page.waitForFunction(() =>
+      document.querySelector("[data-testid=conversation-title]")?.textContent === "Keep"
+    );
+    // Another tab deletes "Gone"; this page's list still shows it and the operator opens it.
+    const del = await api("DELETE", `/${gone}`);
+    assertEquals(del.ok, true);
+    await del.body?.cancel();
+    await (await page.$$("[data-testid=conversation-item]"))[0].click();
+    await page.waitForSelector("[data-testid=error-toast] >> text=conversation_not_found");
+    await page.waitForFunction(() =>
+      document.querySelectorAll("[data-testid=conversation-item]").length === 1 &&
+      document.querySelector("[data-testid=conversation-title]")?.textContent === "Keep" &&
+      document.querySelector("[data-testid=empty-chat]") !== null
+    );
+    assertEquals(await page.$("[data-testid=chat-loading]"), null);
+    assertEquals(errors.filter((e) => !/status of 404/.test(e)), []);
+  } finally {
+    await env.close();
+  }
+});

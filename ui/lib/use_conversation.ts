@@ -15,6 +15,8 @@ export interface ConversationState {
   turns: Turn[];
   /** False until the first page of the open Conversation has arrived. */
   loaded: boolean;
+  /** The fixed code when the first page could not be read (then `loaded` stays false). */
+  loadError: string | null;
   hasOlder: boolean;
   loadingOlder: boolean;
   projection: ContextProjection | null;
@@ -45,6 +47,7 @@ export function useConversation(
 ): ConversationState {
   const [turns, setTurns] = useState<Turn[]>([]);
   const [loaded, setLoaded] = useState(false);
+  const [loadError, setLoadError] = useState<string | null>(null);
   const [before, setBefore] = useState<string | null>(null);
   const [loadingOlder, setLoadingOlder] = useState(false);
   const [projection, setProjection] = useState<ContextProjection | null>(null);
@@ -74,6 +77,7 @@ export function useConversation(
   useEffect(() => {
     setTurns([]);
     setLoaded(false);
+    setLoadError(null);
     setBefore(null);
     setProjection(null);
     if (!agentId || !convId || !open) return;
@@ -85,7 +89,11 @@ export function useConversation(
       setBefore(page.before);
       setLoaded(true);
       watchRunning(agentId, convId, page.turns);
-    }, (err) => current && fail(err));
+    }, (err) => {
+      if (!current) return;
+      setLoadError(err instanceof TypeError ? "network_error" : errorCode(err));
+      fail(err);
+    });
     refreshProjection();
     return () => {
       current = false;
@@ -129,6 +137,7 @@ export function useConversation(
   return {
     turns,
     loaded,
+    loadError,
     hasOlder: before !== null,
     loadingOlder,
     projection,
