@@ -16,6 +16,8 @@ export interface SidebarProps {
   conversations: Conversation[];
   conversationId: string | null;
   busyConversations: ReadonlySet<string>;
+  /** Conversations with a tool approval waiting for the operator. */
+  awaitingConversations: ReadonlySet<string>;
   onSelectAgent(id: string): void;
   onCreateAgent(): void;
   onRenameAgent(): void;
@@ -118,6 +120,11 @@ export function Sidebar(p: SidebarProps) {
                 <span class="conv-meta">
                   ${p.busyConversations.has(c.id) &&
                     html`<span class="status-dot running" aria-label="running"></span>`}
+                  ${p.awaitingConversations.has(c.id) &&
+                    html`
+                      <span class="badge approval-badge" data-testid="needs-approval"
+                      >needs approval</span>
+                    `}
                   ${fmtRelative(c.updatedAt)}
                 </span>
               </button>

@@ -293,6 +293,10 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   );
   const turnRuns = new Set(conversation.turns.map((t) => t.runId).filter((r) => r !== null));
   const convApprovals = approvalsFor(pending, convId, turnRuns);
+  // Shown in the list, so an approval in another Conversation is not left to expire unseen.
+  const awaitingConversations = new Set(
+    pending.map((p) => p.conversationId).filter((c): c is string => c !== null),
+  );
   const conv = conversations.find((c) => c.id === convId) ?? null;
   const modelDown = health !== null && health.model !== "available";
 
@@ -302,6 +306,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
       <div class="nav-scrim" onClick=${() => setNavOpen(false)} aria-hidden="true"></div>
       <${Sidebar} agents=${agents} agentId=${agentId} conversations=${conversations}
         conversationId=${convId} busyConversations=${busyConversations}
+        awaitingConversations=${awaitingConversations}
         onSelectAgent=${nav.selectAgent} onCreateAgent=${agentDialogs.create}
         onRenameAgent=${agentDialogs.rename} onRebuildAgent=${agentDialogs.rebuild}
         onDeleteAgent=${agentDialogs.remove} onSelectConversation=${selectConversation}

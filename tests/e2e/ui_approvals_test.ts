@@ -47,10 +47,27 @@ Deno.test("an inline approval card gates a file write: approve commits, deny ref
     assert(preview.includes("file/write") && preview.includes("hello from the UI"), preview);
     assertEquals(exists(`${ws}/notes.md`), false, "nothing written before approval");
     await page.screenshot({ path: `${screenshotDir()}desktop-08-approval.png` });
+    // From another Conversation the waiting one is marked in the list, so it is not missed.
+    await createConversation(page);
+    assertEquals(await page.$("[data-testid=approval]"), null, "the card stays with its run");
+    const marks = await (await page.waitForFunction(
+      () => {
+        const m = [...document.querySelectorAll("[data-testid=conversation-item]")]
+          .map((i) => i.querySelector("[data-testid=needs-approval]") !== null).join();
+        return m === "false,true" ? m : false;
+      },
+      undefined,
+      { timeout: 5_000 },
+    ).catch(() => null))?.jsonValue();
+    assertEquals(marks, "false,true", "only the waiting Conversation is marked");
+    await page.screenshot({ path: `${screenshotDir()}desktop-08-approval-elsewhere.png` });
+    await (await page.$$("[data-testid=conversation-item]"))[1].click();
+    await page.waitForSelector("[data-testid=approval]");
     await page.click("[data-testid=approval] >> text=Approve");
     await waitForCompletedTurn(page);
     assertEquals(Deno.readTextFileSync(`${ws}/notes.md`), "hello from the UI\n");
     await page.waitForSelector("[data-testid=approval]", { state: "detached" });
+    await page.waitForSelector("[data-testid=needs-approval]", { state: "detached" });
 
     env.ollama.enqueue(
       toolCall([{ name: "file__write", arguments: { path: "other.md", content: "no\n" } }]),
