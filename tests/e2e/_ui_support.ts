@@ -114,7 +114,7 @@ export async function expectDraft(page: Page, want: string, msg?: string): Promi
   await page.waitForFunction(
     ([s, w]) => document.querySelector<HTMLTextAreaElement>(s!)?.value === w,
     [sel, want],
-    { timeout: 5_000 },
+    { timeout: 10_000 },
   ).catch(() => {});
   const got = await page.inputValue(sel);
   if (got !== want) {

@@ -62,7 +62,7 @@ Deno.test("buttons have types and names, controls have labels, and focus is visi
           return el?.getAttribute("aria-selected") === "true" && el.getAttribute("data-kind");
         },
         undefined,
-        { timeout: 5_000 },
+        { timeout: 10_000 },
       ).then((h) => h.jsonValue());
     await page.keyboard.press("ArrowDown");
     assertEquals(await focusedKind(), kinds[0]);

@@ -57,7 +57,7 @@ Deno.test("an inline approval card gates a file write: approve commits, deny ref
         return m === "false,true" ? m : false;
       },
       undefined,
-      { timeout: 5_000 },
+      { timeout: 10_000 },
     ).catch(() => null))?.jsonValue();
     assertEquals(marks, "false,true", "only the waiting Conversation is marked");
     await page.screenshot({ path: `${screenshotDir()}desktop-08-approval-elsewhere.png` });

@@ -227,7 +227,7 @@ Deno.test("with many conversations the open one is scrolled into view in the lis
         return r.top >= l.top - 1 && r.bottom <= l.bottom + 1;
       },
       undefined,
-      { timeout: 5_000 },
+      { timeout: 10_000 },
     );
     assertEquals(
       await page.textContent(".conv-item.active .conv-title"),

@@ -44,7 +44,7 @@ Deno.test("Stop, Esc and /stop cancel the active run, and Retry refills the draf
     await page.waitForFunction(
       () => document.activeElement?.getAttribute("data-testid") === "composer-input",
       null,
-      { timeout: 5_000 },
+      { timeout: 10_000 },
     );
 
     env.ollama.enqueue(text(SLOW, { frameDelayMs: 150 }));
