@@ -93,7 +93,7 @@ Deno.test("agents and conversations are managed through dialogs and an unclipped
     await page.waitForSelector("[data-testid=context-meter] >> text=/% left/");
     const twoMeter = await meterText();
     await page.route("**/context-preview*", async (route) => {
-      if (!route.request().url().includes(twoId)) await new Promise((r) => setTimeout(r, 1500));
+      if (!route.request().url().includes(twoId)) await new Promise((r) => setTimeout(r, 3000));
       await route.continue();
     });
     const late = page.waitForResponse((r) =>

@@ -186,7 +186,7 @@ Deno.test("a conversation re-read that answers after the operator moved on never
     // A's re-read at the end of its Run is slow; every other request is not.
     const reRead = new RegExp(`/sessions/${aId}$`);
     await page.route(reRead, async (route) => {
-      await new Promise((r) => setTimeout(r, 1500));
+      await new Promise((r) => setTimeout(r, 3000));
       await route.continue();
     });
     env.ollama.enqueue(text("Answer for A.", { frameDelayMs: 20 }));
@@ -223,7 +223,10 @@ Deno.test("a Stop that reaches the server after the run finished shows no error"
       await held;
       await route.continue();
     });
-    env.ollama.enqueue(text("A short answer that finishes anyway.", { frameDelayMs: 60 }));
+    // Long enough (~2 s) that the Stop click lands while the Run still streams, even under load.
+    env.ollama.enqueue(text(`An answer that finishes anyway: ${SLOW.slice(0, 200)}`, {
+      frameDelayMs: 50,
+    }));
     await send(page, "stop me too late");
     await page.waitForSelector("[data-testid=turn][data-state=running] [data-testid=stop-run]");
     const answered = page.waitForResponse("**/cancel");
