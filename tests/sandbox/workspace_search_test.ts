@@ -260,7 +260,7 @@ Deno.test("grep searches a line of exactly 16 KiB and refuses a file with a 16 K
     ws.file("wide.txt", "needle" + "é".repeat((16 * 1024 - 6) / 2) + "\n");
     ws.file("astral.txt", "needle" + "😀".repeat(4094) + "xx\n");
     ws.file("over.txt", "needle" + "é".repeat((16 * 1024 - 6) / 2) + "x\n");
-    ws.file("over4.txt", "needle" + "😀".repeat(4094) + "xxx\n");
+    ws.file("over4.txt", "needle" + "😀".repeat(4094) + "x".repeat(3) + "\n");
     const r = fileGrep(ws.root, { pattern: "needle" });
     assert(r.ok);
     assertEquals(r.matches.map((m) => m.path), ["ascii.txt", "astral.txt", "wide.txt"]);
