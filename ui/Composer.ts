@@ -7,7 +7,7 @@
 import { html } from "htm/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Icon } from "./Icon.ts";
-import { meterView } from "./lib/format.ts";
+import { meterView, sizeView } from "./lib/format.ts";
 import type {
   CommandDescriptor,
   CommandResult,
@@ -48,6 +48,7 @@ export function Composer(p: ComposerProps) {
   const ref = useRef<HTMLTextAreaElement>(null);
   const [helpOpen, setHelpOpen] = useState(false);
   const meter = meterView(p.projection);
+  const size = sizeView(p.draft);
   const slash = p.draft.startsWith("/");
   const typed = slash ? p.draft.slice(1).split(" ")[0] : "";
   const matches = slash
@@ -74,7 +75,7 @@ export function Composer(p: ComposerProps) {
 
   const submit = () => {
     const text = p.draft.trim();
-    if (text === "" || p.sending) return;
+    if (text === "" || p.sending || size.over) return;
     if (p.activeRunId !== null && !text.startsWith("/")) return;
     p.onSubmit(text);
   };
@@ -177,6 +178,10 @@ export function Composer(p: ComposerProps) {
                 <span class="meter-text">${meter.text}</span>
               </span>
             `}
+            ${size.text !== null && html`
+              <span class=${`byte-count${size.over ? " over" : ""}`} data-testid="byte-count"
+                role=${size.over ? "alert" : undefined}>${size.text}</span>
+            `}
             ${p.compactNext && html`
               <button type="button" class="chip" onClick=${p.onClearCompact}
                 aria-label="Cancel compaction for the next turn">compact next turn ×</button>
@@ -194,7 +199,8 @@ export function Composer(p: ComposerProps) {
               `
               : html`
                 <button type="button" class="btn btn-primary" data-testid="send"
-                  aria-label="Send message" disabled=${p.sending || p.draft.trim() === ""}
+                  aria-label="Send message" disabled=${p.sending || p.draft.trim() === "" ||
+                    size.over}
                   onClick=${submit}><${Icon} name="send" /> Send</button>
               `}
           </div>

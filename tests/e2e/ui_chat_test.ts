@@ -133,11 +133,24 @@ Deno.test("an operator logs in, creates an agent and a conversation, and watches
     assertEquals(await page.$$eval("[data-testid=turn]", (t) => t.length), 1);
     assertEquals(env.ollama.chats.length, chatsBefore);
     assertEquals(errors, []);
+    // A message over 8192 UTF-8 bytes stays in the composer with its size; Send and Enter do
+    // nothing (a sent one would log a 413 before the 404 below, and leave a toast).
+    const tooLong = "é".repeat(4097);
+    await page.fill("[data-testid=composer-input]", tooLong);
+    await page.waitForSelector("[data-testid=byte-count].over >> text=2 bytes over");
+    assert(await page.isDisabled("[data-testid=send]"), "Send is disabled over the limit");
+    await page.press("[data-testid=composer-input]", "Enter");
+    await expectDraft(page, tooLong, "the over-long draft is kept");
+    await page.fill("[data-testid=composer-input]", "x".repeat(8192));
+    await page.waitForSelector("[data-testid=byte-count]:not(.over) >> text=8,192 / 8,192 bytes");
+    assertEquals(await page.isDisabled("[data-testid=send]"), false);
     // An unknown command is refused with its fixed code (a 404 the browser logs).
     await send(page, "/nope");
     await page.waitForSelector("[data-testid=error-toast] >> text=command_unknown");
     assertEquals(errors.length, 1);
     assertMatch(errors[0], /status of 404/);
+    assertEquals(await page.$("[data-testid=error-toast] >> text=message_too_large"), null);
+    assertEquals(await turnCount(page), turnsBefore);
   } finally {
     await env.close();
   }

@@ -14,10 +14,14 @@ import {
 import {
   AUTO_TITLE_MAX_CHARS,
   autoTitle,
+  COMMAND_MAX_BYTES,
   isNearBottom,
   mergeTurns,
+  MESSAGE_MAX_BYTES,
   meterView,
+  sizeView,
 } from "../../ui/lib/format.ts";
+import { COMMAND_INPUT_MAX_BYTES, USER_MESSAGE_MAX_BYTES } from "../../runtime/limits.ts";
 import { formatPlace, parsePlace } from "../../ui/lib/route.ts";
 import { toCommandResult, toPage, toProjection, toTurn } from "../../ui/lib/types.ts";
 
@@ -148,4 +152,26 @@ Deno.test("autoTitle names an untitled conversation from its first message", () 
   assertEquals(Array.from(long).length <= AUTO_TITLE_MAX_CHARS, true);
   assert(long.endsWith("…"));
   assertEquals(autoTitle("a\u202eb"), "a b", "bidi controls are removed");
+});
+
+Deno.test("the composer counts UTF-8 bytes of what it would send, against the server's bounds", () => {
+  assertEquals([MESSAGE_MAX_BYTES, COMMAND_MAX_BYTES], [
+    USER_MESSAGE_MAX_BYTES,
+    COMMAND_INPUT_MAX_BYTES,
+  ]);
+  assertEquals(sizeView("hello"), { text: null, over: false });
+  assertEquals(sizeView("x".repeat(7372)), { text: null, over: false });
+  assertEquals(sizeView("x".repeat(7373)), { text: "7,373 / 8,192 bytes", over: false });
+  assertEquals(sizeView("x".repeat(8192)), { text: "8,192 / 8,192 bytes", over: false });
+  assertEquals(sizeView("x".repeat(8193)), {
+    text: "1 byte over the 8,192-byte limit",
+    over: true,
+  });
+  // Bytes, not characters: 4097 two-byte characters are 8194 bytes.
+  assertEquals(sizeView("é".repeat(4097)).text, "2 bytes over the 8,192-byte limit");
+  // Enter sends the trimmed draft, so surrounding whitespace does not count.
+  assertEquals(sizeView(`  ${"x".repeat(8192)}\n\n`).over, false);
+  // A slash command has its own, smaller bound.
+  assertEquals(sizeView(`/status ${"x".repeat(4088)}`).over, false);
+  assertEquals(sizeView(`/status ${"x".repeat(4089)}`).over, true);
 });

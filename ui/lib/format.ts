@@ -12,6 +12,39 @@ export function fmtTokens(n: number): string {
   return `${Math.round(n / 1000)}k`;
 }
 
+/** The server's bounds on what the composer sends [GW-4, SC-1] (the UI does not import runtime/). */
+export const MESSAGE_MAX_BYTES = 8192;
+export const COMMAND_MAX_BYTES = 4096;
+/** The byte count shows from this share of the bound on. */
+const SIZE_SHOWN_FROM = 0.9;
+
+export interface SizeView {
+  /** Null while the draft is comfortably within the bound. */
+  text: string | null;
+  over: boolean;
+}
+
+/**
+ * The composer's byte count for what Enter would send (the trimmed draft): a
+ * message may hold 8192 UTF-8 bytes, a slash command 4096. Over the bound the
+ * draft stays, Send is disabled and the text says by how much.
+ */
+export function sizeView(draft: string): SizeView {
+  const text = draft.trim();
+  const max = text.startsWith("/") ? COMMAND_MAX_BYTES : MESSAGE_MAX_BYTES;
+  const bytes = new TextEncoder().encode(text).length;
+  const n = (x: number) => x.toLocaleString("en-US");
+  if (bytes > max) {
+    const by = bytes - max;
+    return {
+      text: `${n(by)} byte${by === 1 ? "" : "s"} over the ${n(max)}-byte limit`,
+      over: true,
+    };
+  }
+  if (bytes >= max * SIZE_SHOWN_FROM) return { text: `${n(bytes)} / ${n(max)} bytes`, over: false };
+  return { text: null, over: false };
+}
+
 export interface MeterView {
   text: string;
   /** 0..100 used, or null when unavailable. */
