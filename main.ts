@@ -3,7 +3,7 @@
  * `worker` and `runner` are internal re-exec modes and are not listed in help.
  */
 import { RELEASE } from "./runtime/limits.ts";
-import { UsageError } from "./runtime/cli/args.ts";
+import { UsageError } from "./runtime/argv.ts";
 import { AppError } from "./runtime/errors.ts";
 import { workerCommand } from "./sandbox/worker_entry.ts";
 import { harnessWorkerBody } from "./runtime/kernel/worker_main.ts";

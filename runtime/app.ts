@@ -13,7 +13,7 @@ import { faultInjectorFromEnv } from "./agents/test_fault.ts";
 import { createCursorCodec } from "./conversations/cursor.ts";
 import { type ConversationService, createConversationService } from "./conversations/service.ts";
 import { agentRoutes, withSystemAgentAliases } from "./http/agent_routes.ts";
-import { sessionRoutes } from "./http/session_routes.ts";
+import { conversationRoutes } from "./http/conversation_routes.ts";
 import { ensureDefaultInstructionFile } from "./workspace/instruction_file.ts";
 import { sweepStaleWriteTemps } from "./workspace/startup_cleanup.ts";
 import { createGateway, type WebGateway } from "./http/gateway.ts";
@@ -24,7 +24,7 @@ import { createBroker } from "./model/broker.ts";
 import { createCatalog } from "./model/catalog.ts";
 import type { ModelBroker } from "./model/types.ts";
 import { type DatabaseSync, openDatabase } from "./store/sqlite.ts";
-import { createCommandPorts, runCommandDeps } from "./commands/app_ports.ts";
+import { createCommandPorts, runCommandDeps } from "./app_ports.ts";
 import { createCommandService } from "./commands/service.ts";
 import { commandRoutes } from "./http/command_routes.ts";
 import { runRoutes } from "./http/run_routes.ts";
@@ -98,7 +98,7 @@ export function createApp(opts: AppOptions): App {
     ...modelRoutes(model),
     ...authRoutes(gateway),
     ...agentRoutes({ agents }),
-    ...sessionRoutes({ conversations }),
+    ...conversationRoutes({ conversations }),
     ...runRoutes({ runs, queries: runQueries }),
   ];
   // Slash commands [SC-1]: read-only ports plus cancel; never a Turn or a model call.

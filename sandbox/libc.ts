@@ -239,7 +239,7 @@ export const AT_REMOVEDIR = 0x200;
 export const AT_EMPTY_PATH = 0x1000;
 export const RENAME_NOREPLACE = 1;
 export const RENAME_EXCHANGE = 2;
-// openat2 `struct open_how.resolve` flags (used by sandbox/fs_anchor.ts).
+// openat2 `struct open_how.resolve` flags (used by linuxfs/fs_anchor.ts).
 export const RESOLVE_NO_XDEV = 0x01;
 export const RESOLVE_NO_MAGICLINKS = 0x02;
 export const RESOLVE_NO_SYMLINKS = 0x04;

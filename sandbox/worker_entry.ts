@@ -12,7 +12,7 @@
  * text) and exits non-zero before anything untrusted is read. Stage 2 gets a
  * minimal explicit environment and, when not compiled, narrow Deno flags.
  */
-import { parseArgs, UsageError } from "../runtime/cli/args.ts";
+import { parseArgs, UsageError } from "../runtime/argv.ts";
 import {
   IPC_PROTOCOL_VERSION,
   NdjsonReader,

@@ -10,7 +10,7 @@
  *   archive. (`VACUUM INTO` is unavailable: Deno disables ATTACH for node:sqlite
  *   unless every permission is granted, and the launcher grants a list.)
  * - Everything else is walked through directory descriptors (getdents64 +
- *   openat2 without following links, sandbox/fs_anchor.ts): an Agent that
+ *   openat2 without following links, linuxfs/fs_anchor.ts): an Agent that
  *   swaps a workspace file or directory for a symlink cannot make the backup
  *   read outside data/. Links, fifos, sockets and devices are reported as
  *   skipped, never archived. SQLite's -wal/-shm/-journal companions are left
@@ -20,8 +20,8 @@ import { backup, DatabaseSync } from "node:sqlite";
 import { AppError } from "../errors.ts";
 import { SQLITE_BUSY_TIMEOUT_MS } from "../limits.ts";
 import { checkManagedPath } from "../path_safety.ts";
-import { listDir } from "../../sandbox/dirents.ts";
-import { lstatIn, openBeneath } from "../../sandbox/fs_anchor.ts";
+import { listDir } from "../../linuxfs/dirents.ts";
+import { lstatIn, openBeneath } from "../../linuxfs/fs_anchor.ts";
 import { closeFd, cstr, fstatx, O_DIRECTORY, O_NONBLOCK, O_RDONLY } from "../../sandbox/libc.ts";
 import { O_CLOEXEC, O_NOFOLLOW, syscall } from "../../sandbox/libc.ts";
 import { ArchiveError } from "./archive_error.ts";

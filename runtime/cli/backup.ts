@@ -12,7 +12,7 @@ import { createProgressLine, formatBytes, terminalWriter } from "../backup/progr
 import { AppError, errorInfo } from "../errors.ts";
 import { resolveHome } from "../home.ts";
 import { BACKUP_NAME_MAX_CHARS } from "../limits.ts";
-import { parseArgs, UsageError } from "./args.ts";
+import { parseArgs, UsageError } from "../argv.ts";
 
 /** Errors of the file system (disk full, EIO …), as opposed to bugs, which propagate. */
 function isIoError(err: unknown): err is Error {

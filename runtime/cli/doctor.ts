@@ -12,7 +12,7 @@ import { createBroker } from "../model/broker.ts";
 import { createCatalog } from "../model/catalog.ts";
 import type { ModelStatus } from "../model/types.ts";
 import { probeConfinedWorker, type WorkerProbeReport } from "../worker/worker_probe.ts";
-import { parseArgs } from "./args.ts";
+import { parseArgs } from "../argv.ts";
 
 export async function doctorCommand(argv: string[]): Promise<number> {
   const a = parseArgs(argv, { flags: ["home", "ollama"], switches: ["json"] });

@@ -17,7 +17,7 @@ import { createProgressLine, formatBytes, terminalWriter } from "../backup/progr
 import { PreviousDataMisplaced, restoreBackup, type RestoreResult } from "../backup/restore.ts";
 import { AppError, errorInfo } from "../errors.ts";
 import { resolveHome } from "../home.ts";
-import { parseArgs, UsageError } from "./args.ts";
+import { parseArgs, UsageError } from "../argv.ts";
 
 /** Errors of the file system (disk full, EIO …), as opposed to bugs, which propagate. */
 function isIoError(err: unknown): err is Error {

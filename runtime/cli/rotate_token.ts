@@ -20,7 +20,7 @@ import { readLivePidRecord } from "../instance.ts";
 import { TOKEN_MAX_CHARS, TOKEN_MIN_CHARS } from "../limits.ts";
 import { generateToken, isValidTokenFormat, writeToken } from "../secrets/bootstrap_token.ts";
 import { ensurePrivateDir } from "../path_safety.ts";
-import { parseArgs, type ParsedArgs, UsageError } from "./args.ts";
+import { parseArgs, type ParsedArgs, UsageError } from "../argv.ts";
 
 const CTRL_C = 0x03;
 const CTRL_D = 0x04;

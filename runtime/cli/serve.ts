@@ -11,7 +11,7 @@ import { DEFAULT_HOST, DEFAULT_OLLAMA_URL, DEFAULT_PORT } from "../limits.ts";
 import { createFileLogger } from "../log.ts";
 import { ensurePrivateDir } from "../path_safety.ts";
 import { startServer } from "../http/server.ts";
-import { parseArgs, UsageError } from "./args.ts";
+import { parseArgs, UsageError } from "../argv.ts";
 
 export async function serveCommand(argv: string[]): Promise<number> {
   const a = parseArgs(argv, { flags: ["host", "port", "home", "ollama"] });

@@ -26,11 +26,6 @@ export function utf8Bytes(s: string): number {
   return encoder.encode(s).byteLength;
 }
 
-/** True when the input is meant as a slash command (the composer routes on this). */
-export function isCommandInput(input: string): boolean {
-  return input.startsWith("/");
-}
-
 /**
  * Splits and validates the input. It does not resolve the name; the registry
  * does (so `command_unknown` and arity checks live next to the entries).

@@ -22,7 +22,7 @@
  *   every Run root is removed.
  */
 import type { AgentService } from "../agents/service.ts";
-import { isCommandInput } from "../commands/parser.ts";
+import { isCommandInput } from "../protocol/command_input.ts";
 import { admit } from "../context/admission.ts";
 import { compileContextPlan, type ContextPlan } from "../context/plan.ts";
 import { AppError } from "../errors.ts";

@@ -14,7 +14,7 @@
  */
 import type { ErrorCode } from "../errors.ts";
 import { canonicalJson, utf8Bytes } from "../protocol/digest.ts";
-import { openWorkspaceRoot } from "../../sandbox/fs_anchor.ts";
+import { openWorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import type { ToolSpec } from "../tools/catalog.ts";
 import { fileGlob } from "../tools/file_glob.ts";
 import { fileGrep } from "../tools/file_grep.ts";

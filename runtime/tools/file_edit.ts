@@ -8,7 +8,7 @@
  * exactly once (overlapping occurrences count), a matching read receipt, the
  * result still workspace text within the 1 MiB read cap.
  */
-import type { Fail, WorkspaceRoot } from "../../sandbox/fs_anchor.ts";
+import type { Fail, WorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import { EDIT_FRAGMENT_MAX_BYTES, READ_FILE_MAX_BYTES } from "../limits.ts";
 import type { ReadReceipt } from "./file_read_text.ts";
 import {

@@ -8,7 +8,7 @@
  * literal. ≤ 256 UTF-8 bytes, ≤ 32 components, no `.`/`..`/empty component,
  * no `[ ] { } \`. Results are sorted by UTF-8 bytes and bounded to 12 KiB.
  */
-import type { Fail, WorkspaceRoot } from "../../sandbox/fs_anchor.ts";
+import type { Fail, WorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import {
   GREP_PATTERN_MAX_BYTES,
   PATH_COMPONENTS_MAX,

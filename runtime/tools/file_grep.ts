@@ -1,7 +1,7 @@
 /**
  * `file/grep` executor [TL-5]: bounded, index-free line search over the
  * descriptor walk (runtime/tools/walk.ts) with the stable capture primitive
- * (sandbox/file_capture.ts) for every file read.
+ * (linuxfs/file_capture.ts) for every file read.
  *
  * Enforces: literal search by default, the regex subset only on request
  * (runtime/tools/regex_subset.ts, linear time); pattern ≤ 256 bytes; ≤ 2 MiB
@@ -10,8 +10,8 @@
  * result is truncated with a fixed reason); the walk's depth/entry/file caps
  * and the 1 s deadline. Binary or non-UTF-8 files are refused one by one.
  */
-import { captureFile, checkRegularFile } from "../../sandbox/file_capture.ts";
-import { type Fail, lstatIn, openDirChain, type WorkspaceRoot } from "../../sandbox/fs_anchor.ts";
+import { captureFile, checkRegularFile } from "../../linuxfs/file_capture.ts";
+import { type Fail, lstatIn, openDirChain, type WorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import { closeFd, S_IFDIR, S_IFMT } from "../../sandbox/libc.ts";
 import {
   GREP_LINE_MAX_BYTES,

@@ -1,6 +1,6 @@
 /**
  * `file/read_text` executor [TL-4]. Captures the whole file through the
- * descriptor walk (sandbox/file_capture.ts), validates it as text, and returns
+ * descriptor walk (linuxfs/file_capture.ts), validates it as text, and returns
  * one window of ≤ 4096 bytes / ≤ 256 lines that starts and ends on a UTF-8
  * boundary and is small enough that the whole JSON result still fits one
  * 4096-byte projection [TL-3] (so the model sees it, not a receipt),
@@ -17,8 +17,8 @@ import {
   type FileIdentity,
   openDirChain,
   type WorkspaceRoot,
-} from "../../sandbox/fs_anchor.ts";
-import { captureFile, type CaptureHooks } from "../../sandbox/file_capture.ts";
+} from "../../linuxfs/fs_anchor.ts";
+import { captureFile, type CaptureHooks } from "../../linuxfs/file_capture.ts";
 import {
   READ_CHUNK_MAX_BYTES,
   READ_CHUNK_MAX_LINES,

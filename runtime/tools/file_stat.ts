@@ -15,8 +15,8 @@ import {
   openBeneath,
   openDirChain,
   type WorkspaceRoot,
-} from "../../sandbox/fs_anchor.ts";
-import { checkRegularFile } from "../../sandbox/file_capture.ts";
+} from "../../linuxfs/fs_anchor.ts";
+import { checkRegularFile } from "../../linuxfs/file_capture.ts";
 import { canonicalDirPath } from "./path.ts";
 
 export interface FileStatArgs {

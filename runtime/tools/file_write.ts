@@ -9,7 +9,7 @@
  * (≤ 1 MiB old text, ≤ 8 KiB new content) and only its ≤ 4 KiB preview
  * and digest travel with the approval.
  */
-import type { WorkspaceRoot } from "../../sandbox/fs_anchor.ts";
+import type { WorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import { WRITE_CONTENT_MAX_BYTES } from "../limits.ts";
 import type { PrepareContext, PrepareResult } from "./file_edit.ts";
 import {

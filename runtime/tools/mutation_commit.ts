@@ -20,7 +20,7 @@
  * - exactly two fsyncs on success: the temp file and the parent directory.
  * No in-place write, no plain rename over a target, no symlink fallback.
  */
-import { captureFile } from "../../sandbox/file_capture.ts";
+import { captureFile } from "../../linuxfs/file_capture.ts";
 import {
   type Fail,
   type FileIdentity,
@@ -35,7 +35,7 @@ import {
   unlinkIn,
   type WorkspaceRoot,
   writeAll,
-} from "../../sandbox/fs_anchor.ts";
+} from "../../linuxfs/fs_anchor.ts";
 import {
   closeFd,
   EEXIST,

@@ -8,7 +8,7 @@
  * passes only receipts recorded for the current Run); an existing target must
  * be workspace text. A missing target is a create bound to the parent identity.
  */
-import { captureFile } from "../../sandbox/file_capture.ts";
+import { captureFile } from "../../linuxfs/file_capture.ts";
 import {
   type Fail,
   type FileIdentity,
@@ -17,7 +17,7 @@ import {
   openDirChain,
   sameIdentity,
   type WorkspaceRoot,
-} from "../../sandbox/fs_anchor.ts";
+} from "../../linuxfs/fs_anchor.ts";
 import { closeFd, ENOENT, fstatx } from "../../sandbox/libc.ts";
 import { EDIT_TIMEOUT_MS, READ_FILE_MAX_BYTES } from "../limits.ts";
 import type { ReadReceipt } from "./file_read_text.ts";

@@ -10,7 +10,7 @@
  * refused), so the string the operator approves is the string that is opened.
  *
  * This module is pure; the descriptor walk that gives the components meaning
- * lives in sandbox/fs_anchor.ts.
+ * lives in linuxfs/fs_anchor.ts.
  */
 import { PATH_BYTES_MAX, PATH_COMPONENTS_MAX } from "../limits.ts";
 

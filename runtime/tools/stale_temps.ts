@@ -12,8 +12,8 @@
  * closed without removing it. Each directory is
  * flock'ed while its temps are removed, so a concurrent commit is never raced.
  */
-import { listDir } from "../../sandbox/dirents.ts";
-import { checkRegularFile } from "../../sandbox/file_capture.ts";
+import { listDir } from "../../linuxfs/dirents.ts";
+import { checkRegularFile } from "../../linuxfs/file_capture.ts";
 import {
   type Fail,
   lstatIn,
@@ -21,7 +21,7 @@ import {
   openDirChain,
   unlinkIn,
   type WorkspaceRoot,
-} from "../../sandbox/fs_anchor.ts";
+} from "../../linuxfs/fs_anchor.ts";
 import { closeFd, LOCK_EX, LOCK_NB, S_IFDIR, S_IFMT, syscall } from "../../sandbox/libc.ts";
 import {
   GLOB_DEPTH_MAX,

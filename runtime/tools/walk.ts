@@ -2,7 +2,7 @@
  * The bounded descriptor walk shared by file/glob and file/grep [TL-5].
  *
  * Enforces: every directory is opened with the checked per-component open
- * (sandbox/fs_anchor.ts) from its parent's fd — never by path string; depth
+ * (linuxfs/fs_anchor.ts) from its parent's fd — never by path string; depth
  * ≤ 16 below the start (deeper directories are not entered and the result
  * says so); ≤ 4096 directory entries and ≤ 1024 regular files seen in total
  * and the 1 s deadline (exceeding any of them fails the whole search closed);
@@ -11,15 +11,15 @@
  * that are not UTF-8 are refused one by one (counted, never followed). Each
  * directory's names are sorted by UTF-8 bytes, so the walk is deterministic.
  */
-import { listDir } from "../../sandbox/dirents.ts";
-import { checkRegularFile } from "../../sandbox/file_capture.ts";
+import { listDir } from "../../linuxfs/dirents.ts";
+import { checkRegularFile } from "../../linuxfs/file_capture.ts";
 import {
   type Fail,
   lstatIn,
   openChildDir,
   openDirChain,
   type WorkspaceRoot,
-} from "../../sandbox/fs_anchor.ts";
+} from "../../linuxfs/fs_anchor.ts";
 import { closeFd, S_IFDIR, S_IFMT, type Statx } from "../../sandbox/libc.ts";
 import {
   GLOB_DEPTH_MAX,

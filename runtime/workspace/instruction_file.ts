@@ -2,7 +2,7 @@
  * The Agent instruction file `workspace/agent-builder.md` [CX-2] [AG-4].
  *
  * Reader enforces: exactly that one name in the Agent's workspace directory,
- * opened descriptor-anchored with O_NOFOLLOW (sandbox/file_capture.ts):
+ * opened descriptor-anchored with O_NOFOLLOW (linuxfs/file_capture.ts):
  * regular file, current uid, one hard link, not group/world-writable, strict
  * UTF-8 text, ≤ 32 KiB, identity unchanged before/after the read. Any failure
  * is a refusal (the caller refuses the Run); a missing file is a no-op. No
@@ -14,7 +14,7 @@
  */
 import { AppError } from "../errors.ts";
 import { INSTRUCTION_FILE_MAX_BYTES, INSTRUCTION_FILE_NAME, READ_TIMEOUT_MS } from "../limits.ts";
-import { captureFile, type CaptureHooks } from "../../sandbox/file_capture.ts";
+import { captureFile, type CaptureHooks } from "../../linuxfs/file_capture.ts";
 import {
   type Fail,
   type FileIdentity,
@@ -26,7 +26,7 @@ import {
   openWorkspaceRoot,
   unlinkIn,
   writeAll,
-} from "../../sandbox/fs_anchor.ts";
+} from "../../linuxfs/fs_anchor.ts";
 import { closeFd, EEXIST, ENOENT, O_CREAT, O_EXCL, O_WRONLY, syscall } from "../../sandbox/libc.ts";
 import { contentDigest, decodeText } from "../tools/text.ts";
 import { WRITE_TEMP_PREFIX } from "../tools/path.ts";

@@ -8,7 +8,7 @@
  */
 import { agentDataRel } from "../home.ts";
 import type { Logger } from "../log.ts";
-import { openWorkspaceRoot } from "../../sandbox/fs_anchor.ts";
+import { openWorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import { cleanStaleWriteTemps } from "../tools/stale_temps.ts";
 
 export interface SweepSummary {

@@ -1,5 +1,5 @@
 /** Temp workspaces for the descriptor-anchored file tool tests (real directories, root-owned 0700). */
-import { openWorkspaceRoot, type WorkspaceRoot } from "../../sandbox/fs_anchor.ts";
+import { openWorkspaceRoot, type WorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 
 export interface TempWorkspace {
   dir: string;

@@ -1,10 +1,10 @@
 /**
- * The openat fallback of sandbox/fs_anchor.ts (used only where openat2 is
+ * The openat fallback of linuxfs/fs_anchor.ts (used only where openat2 is
  * missing) must refuse the same objects by itself: no symlink is followed at
  * the leaf, no slash or dot name is accepted, and FIFOs open O_PATH only.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { classifyOpenErrno, openatNoFollow, openBeneath } from "../../sandbox/fs_anchor.ts";
+import { classifyOpenErrno, openatNoFollow, openBeneath } from "../../linuxfs/fs_anchor.ts";
 import {
   closeFd,
   ELOOP,

@@ -4,7 +4,7 @@
  * and 1,024 file caps), runs literal and regex-subset searches several times
  * and prints the median wall time. Run: deno run --config deno.json -A tools/bench/grep_bench.ts
  */
-import { openWorkspaceRoot } from "../../sandbox/fs_anchor.ts";
+import { openWorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import { fileGrep } from "../../runtime/tools/file_grep.ts";
 
 const FILES = 1000;

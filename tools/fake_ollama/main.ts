@@ -6,7 +6,7 @@
  * /api/chat request gets that scenario. Point the product at it with
  * `agent-builder serve --ollama http://127.0.0.1:N`.
  */
-import { parseArgs, UsageError } from "../../runtime/cli/args.ts";
+import { parseArgs, UsageError } from "../../runtime/argv.ts";
 import { DEFAULT_MODEL } from "../../runtime/limits.ts";
 import { SCENARIOS } from "./scenarios.ts";
 import { startFakeOllama } from "./server.ts";

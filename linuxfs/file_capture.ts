@@ -36,7 +36,7 @@ import {
   SEEK_HOLE,
   type Statx,
   syscall,
-} from "./libc.ts";
+} from "../sandbox/libc.ts";
 
 /** Test seams to make races deterministic; production passes none. */
 export interface CaptureHooks {

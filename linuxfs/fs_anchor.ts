@@ -42,7 +42,7 @@ import {
   type Statx,
   statx,
   syscall,
-} from "./libc.ts";
+} from "../sandbox/libc.ts";
 
 export type Fail = { ok: false; code: ErrorCode };
 export type Result<T> = ({ ok: true } & T) | Fail;

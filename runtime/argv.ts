@@ -1,8 +1,10 @@
 /**
  * Minimal, strict argv parsing for sub-commands: known `--flag value` and
- * `--switch` options only; anything else is a usage error.
+ * `--switch` options only; anything else is a usage error. A base module (no
+ * imports but UsageError) so the CLI, the sandbox's worker entry and tools/
+ * can all parse argv without importing each other.
  */
-import { UsageError } from "../usage_error.ts";
+import { UsageError } from "./usage_error.ts";
 
 export { UsageError };
 

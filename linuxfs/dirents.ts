@@ -7,7 +7,7 @@
  * Names that are not valid UTF-8 are reported as `invalid` (never decoded
  * lossily), so callers can refuse them instead of opening a different name.
  */
-import { syscall } from "./libc.ts";
+import { syscall } from "../sandbox/libc.ts";
 
 export const DT_UNKNOWN = 0;
 export const DT_DIR = 4;

@@ -6,10 +6,10 @@
  * answer `run_not_found`, there are no pending approvals, and the projection
  * says it is unavailable — facts, not guesses.
  */
-import { AppError } from "../errors.ts";
-import type { RunQueries } from "../runs/run_queries.ts";
-import type { RunService } from "../runs/run_service.ts";
-import type { CommandPorts, PendingPermissionFacts } from "./ports.ts";
+import { AppError } from "./errors.ts";
+import type { RunQueries } from "./runs/run_queries.ts";
+import type { RunService } from "./runs/run_service.ts";
+import type { CommandPorts, PendingPermissionFacts } from "./commands/ports.ts";
 
 export interface CommandPortDeps {
   agents: { get(id: string): { id: string; name: string; state: string; generation: number } };

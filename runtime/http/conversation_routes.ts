@@ -50,7 +50,7 @@ function convParam(ctx: RouteContext<unknown>): string {
   return id;
 }
 
-export function sessionRoutes(deps: { conversations: ConversationService }): Route[] {
+export function conversationRoutes(deps: { conversations: ConversationService }): Route[] {
   const cs = deps.conversations;
   const base = "/api/agents/:agent/sessions";
   return [
