@@ -9,7 +9,7 @@ import { Icon } from "./Icon.ts";
 import { TurnView } from "./TurnView.ts";
 import { isNearBottom } from "./lib/format.ts";
 import { describeError } from "./lib/messages.ts";
-import type { RunStore } from "./lib/run_store.ts";
+import type { RunView } from "./lib/run_store.ts";
 import type { MarkdownRenderer } from "./lib/sanitize.ts";
 import type { Turn } from "./lib/types.ts";
 
@@ -22,9 +22,8 @@ export interface ChatViewProps {
   loadError: string | null;
   hasOlder: boolean;
   loadingOlder: boolean;
-  runs: RunStore;
-  /** Changes whenever live run state changes, to re-evaluate autoscroll. */
-  liveTick: number;
+  /** Every Run view held, by run id (a new Map whenever a live Run changed: autoscroll). */
+  runs: ReadonlyMap<string, RunView>;
   renderer: MarkdownRenderer;
   /** Runs with a pending tool approval. */
   awaitingRuns: ReadonlySet<string>;
@@ -54,7 +53,7 @@ export function ChatView(p: ChatViewProps) {
       el.scrollTop = el.scrollHeight;
     }
     prevHeight.current = el.scrollHeight;
-  }, [p.turns, p.liveTick, following, p.conversationId]);
+  }, [p.turns, p.runs, following, p.conversationId]);
 
   const onScroll = () => {
     const el = ref.current;

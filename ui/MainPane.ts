@@ -10,7 +10,7 @@ import { ChatView } from "./ChatView.ts";
 import { Composer, type ComposerProps } from "./Composer.ts";
 import { EmptyMain } from "./EmptyMain.ts";
 import type { ConversationState } from "./lib/use_conversation.ts";
-import type { RunStore } from "./lib/run_store.ts";
+import type { RunView } from "./lib/run_store.ts";
 import type { MarkdownRenderer } from "./lib/sanitize.ts";
 import type { PendingPermission } from "./lib/types.ts";
 
@@ -20,8 +20,8 @@ export interface MainPaneProps {
   convId: string | null;
   conversation: ConversationState;
   approvals: PendingPermission[];
-  runs: RunStore;
-  liveTick: number;
+  /** Every Run view held, by run id (a new Map whenever a live Run changed). */
+  runs: ReadonlyMap<string, RunView>;
   renderer: MarkdownRenderer;
   composer: Omit<ComposerProps, "focusKey" | "projection">;
   onCreateConversation(): void;
@@ -48,7 +48,7 @@ export function MainPane(p: MainPaneProps) {
     <${ChatView} conversationId=${p.convId} turns=${p.conversation.turns}
       loaded=${p.conversation.loaded} loadError=${p.conversation.loadError}
       hasOlder=${p.conversation.hasOlder} loadingOlder=${p.conversation.loadingOlder}
-      runs=${p.runs} liveTick=${p.liveTick} renderer=${p.renderer} awaitingRuns=${awaiting}
+      runs=${p.runs} renderer=${p.renderer} awaitingRuns=${awaiting}
       onLoadOlder=${p.conversation.loadOlder} onStop=${p.onStop} onReconnect=${p.onReconnect}
       onRetry=${p.onRetry} onDetails=${p.onDetails} />
     <${ApprovalList} permissions=${p.approvals} onDecide=${p.onDecide} />

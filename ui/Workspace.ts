@@ -8,7 +8,7 @@
  * model choice.
  */
 import { html } from "htm/preact";
-import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
 import { Dialog } from "./Dialog.ts";
 import { ErrorToast } from "./ErrorToast.ts";
 import { MainPane } from "./MainPane.ts";
@@ -16,24 +16,22 @@ import { ModelBanner } from "./ModelBanner.ts";
 import { RunDetails } from "./RunDetails.ts";
 import { Sidebar } from "./Sidebar.ts";
 import { TopBar } from "./TopBar.ts";
-import { type ConversationPrefs, createDraftStore } from "./lib/drafts.ts";
+import { createDraftStore } from "./lib/drafts.ts";
 import { createApi, errorCode, errorMessage, type Requester } from "./lib/endpoints.ts";
-import { approvalsFor, pendingApprovals } from "./lib/approvals.ts";
 import { agentDraftKey, startFirstTurn } from "./lib/first_turn.ts";
 import { autoTitle, DEFAULT_TITLE } from "./lib/format.ts";
 import { agentActions, conversationActions, type DialogRequest } from "./lib/management.ts";
 import { describeError } from "./lib/messages.ts";
 import { admittedTurn, effectAction, runBody } from "./lib/commands.ts";
-import { createRunStore, type RunView } from "./lib/run_store.ts";
+import type { RunView } from "./lib/run_store.ts";
 import { createMarkdownRenderer } from "./lib/sanitize.ts";
-import type {
-  CommandDescriptor,
-  CommandResult,
-  ModelProfile,
-  PendingPermission,
-} from "./lib/types.ts";
+import type { CommandDescriptor, CommandResult } from "./lib/types.ts";
+import { useApprovals } from "./lib/use_approvals.ts";
+import { useComposerPrefs } from "./lib/use_composer_prefs.ts";
 import { useConversation } from "./lib/use_conversation.ts";
+import { useModelState } from "./lib/use_model_state.ts";
 import { useNavigation } from "./lib/use_navigation.ts";
+import { useRunStore } from "./lib/use_run_store.ts";
 
 export interface WorkspaceProps {
   request: Requester;
@@ -44,16 +42,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const api = useMemo(() => createApi(request), [request]);
   const renderer = useMemo(() => createMarkdownRenderer(window), []);
   const drafts = useMemo(() => createDraftStore(globalThis.sessionStorage), []);
-  const onTerminalRef = useRef<(v: RunView) => void>(() => {});
-  const runs = useMemo(() =>
-    createRunStore((v) => onTerminalRef.current(v), {
-      // A stream refused with 401 means the session ended (logout elsewhere, token rotation):
-      // one API request lets the client's 401 handler show the login page, as for any request.
-      onLost: (v) => {
-        if (v.lostReason === "http_401") api.listAgents().catch(fail);
-      },
-    }), []);
-
+  const [error, setError] = useState<{ message: string; code: string | null } | null>(null);
   const fail = useCallback((err: unknown) => {
     const code = err instanceof TypeError ? "network_error" : errorCode(err);
     // A 401 already sends the app back to the login page (api.ts onUnauthorized).
@@ -62,26 +51,27 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   }, []);
   const nav = useNavigation(api, fail);
   const { agents, agentId, conversations, convId, loadAgents, loadConversations } = nav;
-  const [models, setModels] = useState<ModelProfile[]>([]);
-  const [health, setHealth] = useState<{ model: string; reason: string | null } | null>(null);
+  const model = useModelState(api, fail);
   const [commands, setCommands] = useState<CommandDescriptor[]>([]);
   const [commandResult, setCommandResult] = useState<CommandResult | null>(null);
-  // Durable pending approvals, read once per Agent attach; the streams carry the rest.
-  const [permissions, setPermissions] = useState<PendingPermission[]>([]);
-  const [decided, setDecided] = useState<ReadonlySet<string>>(new Set());
   const [detailsOpen, setDetailsOpen] = useState(false);
   const [detailsRun, setDetailsRun] = useState<string | null>(null);
   const [navOpen, setNavOpen] = useState(false);
   const [dialog, setDialog] = useState<DialogRequest | null>(null);
-  const [error, setError] = useState<{ message: string; code: string | null } | null>(null);
-  const [tick, setTick] = useState(0);
   const [sending, setSending] = useState(false);
   const [focusTick, setFocusTick] = useState(0);
-  const [prefsBox, setPrefsBox] = useState(() => ({ key: "", prefs: drafts.get("") }));
   /** Draft key of the composer: the open Conversation, or the Agent's empty state. */
   const draftKey = convId ?? (agentId ? agentDraftKey(agentId) : "");
-  // Read in render, so a switch never shows (or edits) the previous composer's draft.
-  const prefs = prefsBox.key === draftKey ? prefsBox.prefs : drafts.get(draftKey);
+  const composerPrefs = useComposerPrefs(drafts, draftKey);
+  const { prefs, patch: patchPrefs } = composerPrefs;
+  const { store: runs, views: runViews } = useRunStore({
+    onTerminal: (v) => onTerminal(v),
+    // A stream refused with 401 means the session ended (logout elsewhere, token rotation):
+    // one API request lets the client's 401 handler show the login page, as for any request.
+    onLost: (v) => {
+      if (v.lostReason === "http_401") api.listAgents().catch(fail);
+    },
+  });
   const conversation = useConversation(
     api,
     runs,
@@ -91,27 +81,19 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     (c) => drafts.get(c).modelId,
     fail,
   );
+  const turnRuns = useMemo(
+    () => new Set(conversation.turns.map((t) => t.runId).filter((r) => r !== null)),
+    [conversation.turns],
+  );
+  // Approvals belong to the Conversation whose Turn ran the asking Run.
+  const approvals = useApprovals(api, agentId, convId, runViews, turnRuns, fail);
 
-  useEffect(() => {
-    const unsubscribe = runs.subscribe(() => setTick((t) => t + 1));
-    return () => (unsubscribe(), runs.closeAll());
-  }, [runs]);
-
-  const refreshHealth = useCallback(() => {
-    api.health().then(setHealth, fail);
-    api.listModels().then(setModels, () => setModels([]));
-  }, [api, fail]);
-
-  useEffect(() => refreshHealth(), []);
-
-  // Per Agent: its commands and, once, its durable pending approvals.
+  // Per Agent: its commands.
   useEffect(() => {
     if (!agentId) return;
     setCommandResult(null);
     api.listCommands(agentId).then(setCommands, () => setCommands([]));
-    setDecided(new Set());
-    api.listPermissions(agentId).then(setPermissions, () => setPermissions([]));
-  }, [agentId]);
+  }, [api, agentId]);
 
   useEffect(() => {
     setCommandResult(null);
@@ -125,7 +107,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     }
   }, [conversation.loadError]);
 
-  onTerminalRef.current = (v: RunView) => {
+  function onTerminal(v: RunView) {
     if (v.agentId === agentId && v.conversationId === convId) conversation.reload();
     if (v.agentId !== agentId) return;
     // Name an untitled Conversation after its first message, once its first Run ended.
@@ -135,21 +117,25 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     const title = first && c?.title === DEFAULT_TITLE ? autoTitle(first.userMessage) : null;
     const rename = title ? api.renameConversation(agentId, v.conversationId, title) : null;
     (rename ?? Promise.resolve()).then(() => loadConversations(agentId)).catch(fail);
-  };
+  }
 
   const activeRunId = useMemo(() => {
     const t = [...conversation.turns].reverse().find((t) => t.state === "running" && t.runId);
     if (!t) return null;
-    return runs.get(t.runId!)?.terminal ? null : t.runId;
-  }, [conversation.turns, tick]);
+    return runViews.get(t.runId!)?.terminal ? null : t.runId;
+  }, [conversation.turns, runViews]);
 
   const busyConversations = useMemo(() => {
     const s = new Set<string>();
     for (const c of conversations) if (c.activeRunId) s.add(c.id);
-    for (const v of runs.live()) if (v.agentId === agentId) s.add(v.conversationId);
+    for (const v of runViews.values()) {
+      if (v.agentId === agentId && v.terminal === null && v.connection !== "lost") {
+        s.add(v.conversationId);
+      }
+    }
     if (convId && activeRunId) s.add(convId);
     return s;
-  }, [conversations, convId, activeRunId, tick, agentId]);
+  }, [conversations, convId, activeRunId, runViews, agentId]);
 
   // Esc stops the active Run [UI-1], except where Esc already means something else: a dialog or
   // menu (closes it), an input or select (clears the filter, closes the list).
@@ -166,11 +152,6 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   }, [agentId, activeRunId]);
 
   // ── Actions ──────────────────────────────────────────────────────────────
-  /** Updates the composer's draft/model/compaction, in memory and in the store. */
-  const patchPrefs = (patch: Partial<ConversationPrefs>) => {
-    if (draftKey) drafts.set(draftKey, patch);
-    setPrefsBox({ key: draftKey, prefs: drafts.get(draftKey) });
-  };
   const setDraft = (draft: string) => patchPrefs({ draft });
 
   const selectConversation = (id: string) => {
@@ -192,11 +173,9 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   /** Empty state: create the Conversation from the message and admit its first Turn. */
   const sendFirst = async (agent: string, text: string) => {
     const r = await startFirstTurn(api, agent, text, prefs);
-    const key = agentDraftKey(agent);
-    drafts.forget(key);
-    setPrefsBox({ key, prefs: drafts.get(key) });
+    composerPrefs.forget(agentDraftKey(agent));
     // The model choice moves to the new Conversation; a refused Turn keeps its text there.
-    drafts.set(r.conversation.id, { modelId: prefs.modelId, draft: r.ok ? "" : text });
+    composerPrefs.patchKey(r.conversation.id, { modelId: prefs.modelId, draft: r.ok ? "" : text });
     if (r.ok) runs.watch(agent, r.conversation.id, r.runId);
     await loadConversations(agent, r.conversation.id);
     if (!r.ok) throw r.error;
@@ -239,16 +218,6 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     }
   };
 
-  const decide = async (id: string, d: "approve" | "deny") => {
-    if (!agentId) return;
-    try {
-      await api.decidePermission(agentId, id, d);
-      setDecided((cur) => new Set([...cur, id]));
-    } catch (err) {
-      fail(err);
-    }
-  };
-
   /** Stop (button, Esc, composer). A Run that finished meanwhile needs no stopping: no error. */
   function stop(runId: string) {
     if (!agentId) return;
@@ -285,20 +254,8 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const agentDialogs = agentActions(mgmt);
   const convDialogs = conversationActions(mgmt);
 
-  // Approvals belong to the Conversation whose Turn ran the asking Run.
-  const pending = pendingApprovals(
-    permissions,
-    runs.all().filter((v) => v.agentId === agentId),
-    decided,
-  );
-  const turnRuns = new Set(conversation.turns.map((t) => t.runId).filter((r) => r !== null));
-  const convApprovals = approvalsFor(pending, convId, turnRuns);
-  // Shown in the list, so an approval in another Conversation is not left to expire unseen.
-  const awaitingConversations = new Set(
-    pending.map((p) => p.conversationId).filter((c): c is string => c !== null),
-  );
   const conv = conversations.find((c) => c.id === convId) ?? null;
-  const modelDown = health !== null && health.model !== "available";
+  const modelDown = model.health !== null && model.health.model !== "available";
 
   return html`
     <div class=${`workspace ${detailsOpen ? "with-details" : ""} ${navOpen ? "nav-open" : ""}`}
@@ -306,7 +263,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
       <div class="nav-scrim" onClick=${() => setNavOpen(false)} aria-hidden="true"></div>
       <${Sidebar} agents=${agents} agentId=${agentId} conversations=${conversations}
         conversationId=${convId} busyConversations=${busyConversations}
-        awaitingConversations=${awaitingConversations}
+        awaitingConversations=${approvals.awaitingConversations}
         onSelectAgent=${nav.selectAgent} onCreateAgent=${agentDialogs.create}
         onRenameAgent=${agentDialogs.rename} onRebuildAgent=${agentDialogs.rebuild}
         onDeleteAgent=${agentDialogs.remove} onSelectConversation=${selectConversation}
@@ -319,14 +276,17 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
           onOpenNav=${() => (setNavOpen(true), setDetailsOpen(false))}
           onToggleDetails=${() => detailsOpen ? setDetailsOpen(false) : openDetails(detailsRun)} />
         ${modelDown &&
-          html`<${ModelBanner} reason=${health?.reason ?? null} onRecheck=${refreshHealth} />`}
+          html`<${ModelBanner} reason=${
+            model.health?.reason ?? null
+          } onRecheck=${model.refresh} />`}
         ${error && html`
           <${ErrorToast} message=${error.message} code=${error.code}
             onDismiss=${() => setError(null)} />
         `}
         <${MainPane} agentId=${agentId} agentName=${agent?.name ?? null} convId=${convId}
-          conversation=${conversation} approvals=${convApprovals} runs=${runs} liveTick=${tick}
-          renderer=${renderer} onCreateConversation=${createConversation} onDecide=${decide}
+          conversation=${conversation} approvals=${approvals.forConversation} runs=${runViews}
+          renderer=${renderer} onCreateConversation=${createConversation}
+          onDecide=${approvals.decide}
           onStop=${stop} onReconnect=${(runId: string) =>
             agentId && convId && runs.watch(agentId, convId, runId)}
           onRetry=${retry} onDetails=${openDetails} composer=${{
@@ -335,7 +295,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
             draft: prefs.draft,
             modelId: prefs.modelId,
             compactNext: prefs.compactNext,
-            models,
+            models: model.models,
             commands,
             commandResult,
             activeRunId,
@@ -353,7 +313,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
       </main>
       ${detailsOpen && agentId && html`
         <${RunDetails} api=${api} agentId=${agentId} runId=${detailsRun}
-          live=${detailsRun ? runs.get(detailsRun) : undefined} onClose=${() =>
+          live=${detailsRun ? runViews.get(detailsRun) : undefined} onClose=${() =>
             setDetailsOpen(false)} />
       `}
       ${dialog && html`<${Dialog} request=${dialog} onClose=${() => setDialog(null)} />`}
