@@ -10,6 +10,8 @@
  *  - on the process and on every thread: NoNewPrivs 1, Seccomp 2,
  *    Seccomp_filters == the expected count, CapEff/CapPrm/CapInh/CapAmb zero,
  *    and CapBnd zero when the Control Plane itself holds capabilities;
+ *  - when the Control Plane is root: every real/effective/saved/fs uid and
+ *    gid of every task is non-zero (the sandbox switched identity);
  *  - at least one task was inspected.
  * What it cannot see: the Landlock domain (no /proc field); that the domain
  * holds on every thread is proven by the escape-probe suite, and the code
@@ -29,6 +31,12 @@ export interface AttestationExpectations {
   seccompFilters: number;
   /** Require an empty bounding set (true when the Control Plane holds capabilities). */
   requireEmptyBounding: boolean;
+  /**
+   * Require every uid and gid of every task to be non-zero (true when the
+   * Control Plane runs as root: the sandbox must have switched) [SB-7].
+   * @default false
+   */
+  requireUnprivileged?: boolean;
 }
 
 export interface ProcSnapshot {
@@ -67,6 +75,14 @@ function threadProblems(label: string, text: string, exp: AttestationExpectation
   for (const f of capFields) {
     const v = s.get(f);
     if (v === undefined || !/^0+$/.test(v)) out.push(`${label}: ${f} ${v}`);
+  }
+  if (exp.requireUnprivileged) {
+    for (const f of ["Uid", "Gid"]) {
+      const ids = (s.get(f) ?? "").split(/\s+/);
+      if (ids.length !== 4 || ids.some((id) => !/^[1-9][0-9]*$/.test(id))) {
+        out.push(`${label}: ${f} ${s.get(f)}`);
+      }
+    }
   }
   return out;
 }
@@ -134,6 +150,11 @@ export function selfSeccompFilters(): number {
     throw new Error("Seccomp_filters missing from /proc/self/status");
   }
   return n;
+}
+
+/** True when this process runs as uid 0 (then sandboxes must have switched uid). */
+export function selfIsRoot(): boolean {
+  return Number(syscall("getuid").ret) === 0;
 }
 
 /** True when this process holds any capability (then Workers must have CapBnd zero). */

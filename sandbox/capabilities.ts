@@ -57,8 +57,20 @@ export function readBoundingSet(): bigint {
   return mask;
 }
 
-/** Drops every capability of the calling process and locks the securebits. */
-export function dropAllCapabilities(): CapResult {
+/** The uid/gid a privileged process switches to while it drops its capabilities. */
+export interface TargetIdentity {
+  uid: number;
+  gid: number;
+}
+
+/**
+ * Drops every capability of the calling process and locks the securebits.
+ * With `target` (required of a root process by the callers), it also switches
+ * to that unprivileged uid/gid with no supplementary groups — after the
+ * bounding set is emptied (that needs CAP_SETPCAP) and before the
+ * effective/permitted sets are cleared (the switch needs CAP_SETUID/SETGID).
+ */
+export function dropAllCapabilities(target: TargetIdentity | null = null): CapResult {
   const before = readCapSets();
   if (before === null) return { ok: false, step: "capget", errno: 0 };
   const privileged = (before.effective | before.permitted) !== 0n;
@@ -73,6 +85,10 @@ export function dropAllCapabilities(): CapResult {
       if (d.ret !== 0n && d.errno === EINVAL) break; // past CAP_LAST_CAP
       if (d.ret !== 0n) return { ok: false, step: "capbset_drop", errno: d.errno };
     }
+  }
+  if (target !== null) {
+    const sw = switchIdentity(target);
+    if (!sw.ok) return sw;
   }
   const amb = syscall("prctl", PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
   if (amb.ret !== 0n && amb.errno !== EINVAL) {
@@ -95,6 +111,30 @@ export function dropAllCapabilities(): CapResult {
     }
   }
   return { ok: true };
+}
+
+/** setgroups([]) → setresgid(g,g,g) → setresuid(u,u,u), then reads both back. */
+function switchIdentity(t: TargetIdentity): CapResult {
+  if (t.uid <= 0 || t.gid <= 0) return { ok: false, step: "identity_privileged", errno: 0 };
+  const g = syscall("setgroups", 0, null);
+  if (g.ret !== 0n) return { ok: false, step: "setgroups", errno: g.errno };
+  const rg = syscall("setresgid", t.gid, t.gid, t.gid);
+  if (rg.ret !== 0n) return { ok: false, step: "setresgid", errno: rg.errno };
+  const ru = syscall("setresuid", t.uid, t.uid, t.uid);
+  if (ru.ret !== 0n) return { ok: false, step: "setresuid", errno: ru.errno };
+  const ids = readResIds();
+  if (ids === null || ids.some((v, i) => v !== (i < 3 ? t.uid : t.gid))) {
+    return { ok: false, step: "identity_not_switched", errno: 0 };
+  }
+  return { ok: true };
+}
+
+/** [ruid, euid, suid, rgid, egid, sgid] of the calling thread. */
+export function readResIds(): number[] | null {
+  const bufs = Array.from({ length: 6 }, () => new Uint8Array(4));
+  if (syscall("getresuid", bufs[0], bufs[1], bufs[2]).ret !== 0n) return null;
+  if (syscall("getresgid", bufs[3], bufs[4], bufs[5]).ret !== 0n) return null;
+  return bufs.map((b) => new DataView(b.buffer).getUint32(0, true));
 }
 
 function capHeader(): Uint8Array {

@@ -5,9 +5,15 @@
  *
  * Stage 1 (fresh process, nothing untrusted read yet), in order:
  *   setsid → close-on-exec every fd above stderr → umask 077 → rlimits →
- *   parent-death SIGKILL (and re-check the parent) → drop every capability,
- *   lock securebits → no_new_privs → Landlock on THIS (main) thread →
+ *   no_new_privs → Landlock on THIS (main) thread → drop every capability,
+ *   lock securebits and, when started by root, switch to the unprivileged
+ *   sandbox uid/gid → parent-death SIGKILL (and re-check the parent) →
  *   execve itself into stage 2 with a minimal explicit environment.
+ * Landlock comes before the uid switch so its rules are opened with the
+ * server's own access (a Run root below a 0700 home); the parent-death signal
+ * comes after it because the kernel clears that signal on a credential change.
+ * A root process without a target identity is refused: RLIMIT_NPROC does not
+ * bind uid 0 [SB-7].
  * The execve is what extends the Landlock domain to every thread: the new
  * image starts single-threaded inside the domain and all its later threads
  * inherit it [SB-2].
@@ -31,7 +37,7 @@ import {
   type RlimitSetting,
   workerRlimitPlan,
 } from "./rlimits.ts";
-import { dropAllCapabilities } from "./capabilities.ts";
+import { dropAllCapabilities, type TargetIdentity } from "./capabilities.ts";
 import { buildWorkerFilter, type WorkerFilterOptions } from "./seccomp_bpf.ts";
 import { installSeccompAllThreads } from "./seccomp.ts";
 import {
@@ -60,11 +66,14 @@ export interface ConfineSteps {
   newSession(): StepResult;
   closeInheritedFds(): StepResult;
   umask(): StepResult;
-  /** Tasks of the real uid now (0 for root, which RLIMIT_NPROC does not bind). */
-  uidTaskCount(): number;
+  /** Tasks of `uid` (the uid the process will run as) now; 0 for root. */
+  uidTaskCount(uid: number): number;
+  /** The real uid now. */
+  currentUid(): number;
   rlimits(plan: readonly RlimitSetting[]): StepResult;
   parentDeathSignal(expectedParent: number): StepResult;
-  dropCapabilities(): StepResult;
+  /** Drops every capability; with a target, also switches to that uid/gid. */
+  dropCapabilities(target: TargetIdentity | null): StepResult;
   noNewPrivs(): StepResult;
   landlockAbi(): number;
   applyLandlock(plan: LandlockPlan): StepResult;
@@ -93,10 +102,8 @@ export const PRODUCTION_STEPS: ConfineSteps = {
     syscall("umask", 0o077);
     return { ok: true };
   },
-  uidTaskCount: () => {
-    const uid = Number(syscall("getuid").ret);
-    return uid === 0 ? 0 : countTasksOfRealUid(uid);
-  },
+  uidTaskCount: (uid) => uid === 0 ? 0 : countTasksOfRealUid(uid),
+  currentUid: () => Number(syscall("getuid").ret),
   rlimits: (plan) => applyRlimits(plan),
   parentDeathSignal: (expectedParent) => {
     const r = syscall("prctl", PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -105,7 +112,7 @@ export const PRODUCTION_STEPS: ConfineSteps = {
     const pp = syscall("getppid");
     return Number(pp.ret) === expectedParent ? { ok: true } : fail("parent_gone", 0);
   },
-  dropCapabilities: () => dropAllCapabilities(),
+  dropCapabilities: (target) => dropAllCapabilities(target),
   noNewPrivs: () => check("no_new_privs", syscall("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)),
   landlockAbi: () => landlockAbi().abi ?? 0,
   applyLandlock: (plan) => applyLandlockOnCurrentThread(plan),
@@ -167,6 +174,11 @@ export interface Stage1Inputs {
   codeRoots: readonly string[];
   stage2Argv: readonly string[];
   stage2Env: Readonly<Record<string, string>>;
+  /**
+   * The unprivileged uid/gid to switch to; required when stage 1 runs as
+   * root, null otherwise (an unprivileged process cannot switch).
+   */
+  identity: TargetIdentity | null;
 }
 
 /** Runs stage 1. Returns only on failure: on success the process image is replaced. */
@@ -174,13 +186,15 @@ export function runStage1(
   inputs: Stage1Inputs,
   steps: ConfineSteps = PRODUCTION_STEPS,
 ): StepResult {
+  const uid = steps.currentUid();
+  if (uid === 0 && inputs.identity === null) return fail("no_sandbox_identity", 0);
+  if (uid !== 0 && inputs.identity !== null) return fail("identity_unswitchable", 0);
+  const runAs = inputs.identity?.uid ?? uid;
   const seq: Array<() => StepResult> = [
     () => steps.newSession(),
     () => steps.closeInheritedFds(),
     () => steps.umask(),
-    () => steps.rlimits(workerRlimitPlan(steps.uidTaskCount())),
-    () => steps.parentDeathSignal(inputs.expectedParent),
-    () => steps.dropCapabilities(),
+    () => steps.rlimits(workerRlimitPlan(steps.uidTaskCount(runAs))),
     () => steps.noNewPrivs(),
     () => {
       const planned = planLandlock({
@@ -193,6 +207,8 @@ export function runStage1(
       });
       return planned.ok ? steps.applyLandlock(planned.plan) : fail("landlock_abi", 0);
     },
+    () => steps.dropCapabilities(inputs.identity),
+    () => steps.parentDeathSignal(inputs.expectedParent),
     () => steps.execve(inputs.executable, inputs.stage2Argv, inputs.stage2Env),
   ];
   for (const step of seq) {

@@ -77,6 +77,22 @@ const NR_TABLE = {
   getuid: [102, 174],
   setpriority: [141, 140],
   listen: [50, 201],
+  getgid: [104, 176],
+  setresuid: [117, 147],
+  getresuid: [118, 148],
+  setresgid: [119, 149],
+  getresgid: [120, 150],
+  setgroups: [116, 159],
+  mmap: [9, 222],
+  munmap: [11, 215],
+  wait4: [61, 260],
+  waitid: [247, 95],
+  setpgid: [109, 154],
+  getpgid: [121, 155],
+  dup2: [33, -1],
+  dup3: [292, 24],
+  chdir: [80, 49],
+  exit: [60, 93],
 } as const;
 
 export type SyscallName = keyof typeof NR_TABLE;

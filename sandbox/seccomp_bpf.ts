@@ -17,8 +17,12 @@
  *     only aimed at its own pid (cross-process signals are EPERM); scheduling
  *     and I/O-priority setters only on itself (no renicing of other processes,
  *     e.g. the Control Plane, and never PRIO_PGRP/PRIO_USER);
- *  8. every syscall in `DENY_EPERM` is EPERM;
- *  9. everything else is allowed.
+ *  8. `mmap` of shared anonymous memory (MAP_ANONYMOUS with MAP_SHARED or
+ *     MAP_SHARED_VALIDATE) is EPERM: RLIMIT_DATA does not count it, so it
+ *     would be an unbounded memory channel (3 GiB committed in an attack
+ *     pass); Deno needs only private mappings [SB-1];
+ *  9. every syscall in `DENY_EPERM` is EPERM;
+ * 10. everything else is allowed.
  *
  * Why allow-by-default: Deno, V8 and tokio use a wide, version-dependent set
  * of syscalls; a deny-by-default list would break on a toolchain bump in ways
@@ -124,6 +128,20 @@ function whichWho(which: number, selfPid: number): Insn[] {
   return [ld(argLow(0)), jeq(which, 1, 0), errno(EPERM), ...argOneOf(1, [0, selfPid])];
 }
 
+const MAP_SHARED = 0x01; // also the low bit of MAP_SHARED_VALIDATE (0x03)
+const MAP_ANONYMOUS = 0x20;
+
+/** mmap(…, flags = arg 3): EPERM when anonymous AND shared, else allow. */
+function sharedAnonymousMmapBlock(): Insn[] {
+  return [
+    ld(argLow(3)),
+    jset(MAP_ANONYMOUS, 0, 2),
+    jset(MAP_SHARED, 0, 1),
+    errno(EPERM),
+    ALLOW,
+  ];
+}
+
 /** The instruction list (exported for table-driven tests and an interpreter). */
 export function workerFilterProgram(opts: WorkerFilterOptions): Insn[] {
   const { arch, selfPid } = opts;
@@ -147,6 +165,7 @@ export function workerFilterProgram(opts: WorkerFilterOptions): Insn[] {
   ];
   p.push(...guarded(nr(ARG_CHECKED.clone, arch), cloneBlock));
   p.push(...guarded(nr(ARG_CHECKED.clone3, arch), [errno(ENOSYS)]));
+  p.push(...guarded(nr(ARG_CHECKED.mmap, arch), sharedAnonymousMmapBlock()));
   p.push(...guarded(nr(ARG_CHECKED.prctl, arch), argOneOf(0, PRCTL_ALLOWED)));
   p.push(...guarded(nr(ARG_CHECKED.prlimit64, arch), argOneOf(0, [0, selfPid])));
   for (const name of ["kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"]) {

@@ -186,6 +186,7 @@ export const DENY_EPERM: Record<string, Record<string, Pair>> = {
 
 /** Syscalls whose arguments the filter inspects. */
 export const ARG_CHECKED: Record<string, Pair> = {
+  mmap: [9, 222],
   clone: [56, 220],
   clone3: [435, 435],
   prctl: [157, 167],

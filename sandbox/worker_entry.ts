@@ -20,7 +20,9 @@ import {
   type SandboxFailureFrame,
 } from "../runtime/protocol/ipc.ts";
 import { type ConfineSteps, PRODUCTION_STEPS, runStage1, runStage2 } from "./confine.ts";
-import { readCapSets } from "./capabilities.ts";
+import { readCapSets, type TargetIdentity } from "./capabilities.ts";
+import { DEFAULT_SANDBOX_USER, resolveSandboxIdentity } from "./identity.ts";
+import { AppError } from "../runtime/errors.ts";
 import { landlockAbi } from "./probe.ts";
 import { statx, syscall } from "./libc.ts";
 import { FrameEnvelopeSchema } from "../runtime/protocol/ipc.ts";
@@ -107,7 +109,10 @@ export function mainStage2Entry(): Stage2Entry {
 
 /** `agent-builder worker …` (internal). Returns the exit code. */
 export async function workerCommand(argv: string[], opts: WorkerCommandOptions): Promise<number> {
-  const a = parseArgs(argv, { flags: ["run-root", "parent", "deno-dir"], switches: ["stage2"] });
+  const a = parseArgs(argv, {
+    flags: ["run-root", "parent", "deno-dir", "uid", "gid"],
+    switches: ["stage2"],
+  });
   const runRoot = a.flags["run-root"];
   const parent = Number(a.flags["parent"]);
   if (!runRoot?.startsWith("/") || !Number.isInteger(parent) || parent < 1) {
@@ -116,7 +121,9 @@ export async function workerCommand(argv: string[], opts: WorkerCommandOptions):
   const steps = opts.steps ?? PRODUCTION_STEPS;
   if (!a.switches.has("stage2")) {
     const entry = opts.stage2 ?? mainStage2Entry();
-    const r = runStage1(stage1Inputs(runRoot, parent, a.flags["deno-dir"] ?? null, entry), steps);
+    const identity = identityFlags(a.flags["uid"], a.flags["gid"]);
+    const inputs = stage1Inputs(runRoot, parent, a.flags["deno-dir"] ?? null, entry, identity);
+    const r = runStage1(inputs, steps);
     return reportFailure(r.ok ? "execve_returned" : r.step, r.ok ? 0 : r.errno);
   }
   // Stage 2 must have come through stage 1: no_new_privs is inherited across execve.
@@ -127,7 +134,37 @@ export async function workerCommand(argv: string[], opts: WorkerCommandOptions):
   return await runBody(opts.body);
 }
 
-function stage1Inputs(runRoot: string, parent: number, denoDir: string | null, entry: Stage2Entry) {
+/** `--uid N --gid N` (both or neither) from the trusted command line. */
+function identityFlags(uid: string | undefined, gid: string | undefined): TargetIdentity | null {
+  if (uid === undefined && gid === undefined) return null;
+  const u = Number(uid);
+  const g = Number(gid);
+  if (!/^[0-9]{1,10}$/.test(uid ?? "") || !/^[0-9]{1,10}$/.test(gid ?? "") || u < 1 || g < 1) {
+    throw new UsageError("--uid and --gid must both be unprivileged numeric ids");
+  }
+  return { uid: u, gid: g };
+}
+
+/**
+ * The identity arguments a root server appends to every sandbox command line
+ * (`--uid`/`--gid` of `nobody` unless told otherwise); none when the server is
+ * unprivileged. A root server whose sandbox account cannot be resolved gets
+ * `sandbox_unavailable`: it never runs a sandbox as root [SB-7].
+ */
+export function sandboxIdentityArgs(user: string = DEFAULT_SANDBOX_USER): string[] {
+  if (Number(syscall("getuid").ret) !== 0) return [];
+  const id = resolveSandboxIdentity(user);
+  if (id === null) throw new AppError("sandbox_unavailable", `sandbox user ${user} unresolved`);
+  return ["--uid", String(id.uid), "--gid", String(id.gid)];
+}
+
+function stage1Inputs(
+  runRoot: string,
+  parent: number,
+  denoDir: string | null,
+  entry: Stage2Entry,
+  identity: TargetIdentity | null,
+) {
   const executable = Deno.execPath();
   const compiled = Deno.build.standalone === true;
   const tail = ["--stage2", "--run-root", runRoot, "--parent", String(parent)];
@@ -167,6 +204,7 @@ function stage1Inputs(runRoot: string, parent: number, denoDir: string | null, e
     codeRoots: codeRoots.filter((p) => statx(-100, p, 0).ok),
     stage2Argv,
     stage2Env,
+    identity,
   };
 }
 

@@ -55,9 +55,10 @@ import {
   processStartTime,
   readProcSnapshot,
   selfHoldsCapabilities,
+  selfIsRoot,
   selfSeccompFilters,
 } from "../../sandbox/attestation.ts";
-import { denoRunFlags, mainStage2Entry } from "../../sandbox/worker_entry.ts";
+import { denoRunFlags, mainStage2Entry, sandboxIdentityArgs } from "../../sandbox/worker_entry.ts";
 import { closeFd, syscall } from "../../sandbox/libc.ts";
 import { measureRunTree, runTreeOverLimit } from "./run_tree.ts";
 
@@ -208,7 +209,10 @@ export async function spawnConfinedWorker<T>(
 ): Promise<WorkerHandle<T>> {
   if (!opts.runRoot.startsWith("/")) throw new AppError("sandbox_unavailable", "relative run root");
   const denoDir = resolveDenoDir();
-  const spec = (opts.command ?? productionWorkerCommand)(opts.runRoot, Deno.pid, denoDir);
+  const base = (opts.command ?? productionWorkerCommand)(opts.runRoot, Deno.pid, denoDir);
+  // SECURITY: a root server's Worker switches to the unprivileged sandbox uid
+  // in stage 1 (which refuses to continue as root without one) [SB-7].
+  const spec = { ...base, args: [...base.args, ...sandboxIdentityArgs()] };
   const env: Record<string, string> = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
   if (denoDir !== null) env.DENO_DIR = denoDir;
   let child: Deno.ChildProcess;
@@ -277,6 +281,7 @@ export async function spawnConfinedWorker<T>(
     supervisorPid: Deno.pid,
     seccompFilters: selfSeccompFilters() + 1,
     requireEmptyBounding: selfHoldsCapabilities(),
+    requireUnprivileged: selfIsRoot(),
   });
   if (problems.length > 0) return refuse("sandbox_attestation_failed", problems.join("; "));
   const startTime = processStartTime(pid);

@@ -38,12 +38,16 @@ export interface Sandbox {
 /** A private base dir holding a Run root and an `outside` dir next to it. */
 export function makeSandboxDirs(): Sandbox {
   const base = Deno.makeTempDirSync({ prefix: "ab-sb-" });
-  Deno.chmodSync(base, 0o700);
+  // World-readable on purpose: the Worker runs as `nobody`, and an EACCES
+  // here must come from Landlock, not from file modes (the layer tests).
+  Deno.chmodSync(base, 0o755);
   const runRoot = `${base}/run`;
   for (const d of ["", "/home", "/tmp", "/input", "/work", "/output"]) {
-    Deno.mkdirSync(`${runRoot}${d}`, { mode: 0o700 });
+    Deno.mkdirSync(`${runRoot}${d}`);
+    Deno.chmodSync(`${runRoot}${d}`, 0o755);
   }
-  Deno.mkdirSync(`${base}/outside`, { mode: 0o700 });
+  Deno.mkdirSync(`${base}/outside`);
+  Deno.chmodSync(`${base}/outside`, 0o755);
   return {
     base,
     runRoot,

@@ -191,7 +191,85 @@ export async function runProbes(req: ProbeRequest): Promise<Record<string, numbe
   const until = Date.now() + 700;
   while (Date.now() < until) { /* bounded busy wait */ }
   r.survived_event_loop_block = 0;
+  // Memory [SB-1]: shared anonymous memory is not counted by RLIMIT_DATA, so
+  // the filter refuses it; private memory is, so 3 GiB exceeds the 2 GiB bound.
+  r.mmap_shared_anonymous_3gib = mmapErrno(3 * GiB, MAP_SHARED | MAP_ANONYMOUS);
+  r.mmap_shared_validate_anonymous_3gib = mmapErrno(3 * GiB, MAP_SHARED_VALIDATE | MAP_ANONYMOUS);
+  r.mmap_private_anonymous_3gib = mmapErrno(3 * GiB, MAP_PRIVATE | MAP_ANONYMOUS);
+  r.open_dev_zero_for_shared_mapping = openProbe("/dev/zero", O_RDONLY);
+  // Threads [SB-1, SB-7]: RLIMIT_NPROC binds the unprivileged uid. Last, so
+  // the threads the flood holds do not starve the probes above.
+  const flood = threadFlood(THREAD_FLOOD_ATTEMPTS);
+  r.thread_flood = flood.errno;
+  r.thread_flood_created = flood.created;
   return r;
+}
+
+const GiB = 1024 * 1024 * 1024;
+const PROT_READ_WRITE = 0x3;
+const MAP_SHARED = 0x01;
+const MAP_PRIVATE = 0x02;
+const MAP_SHARED_VALIDATE = 0x03;
+const MAP_ANONYMOUS = 0x20;
+/** The attack pass created this many threads against an RLIMIT_NPROC of 256 (as root). */
+export const THREAD_FLOOD_ATTEMPTS = 1024;
+
+/** errno of an anonymous mmap of `bytes` (the mapping, if any, is released). */
+function mmapErrno(bytes: number, flags: number): number {
+  const r = syscall("mmap", 0, bytes, PROT_READ_WRITE, flags, -1, 0);
+  if (r.ret === -1n) return r.errno;
+  syscall("munmap", r.ret, bytes);
+  return 0;
+}
+
+/**
+ * Creates up to `attempts` real threads (pthread_create, 64 KiB stacks so the
+ * data limit is not what stops them), each blocked on one semaphore, until a
+ * creation fails; then releases and joins them all. Reports the failing errno (0 = none failed) and how
+ * many were created.
+ */
+function threadFlood(attempts: number): { errno: number; created: number } {
+  const lib = Deno.dlopen(
+    "libc.so.6",
+    {
+      pthread_create: { parameters: ["buffer", "buffer", "pointer", "pointer"], result: "i32" },
+      pthread_join: { parameters: ["u64", "pointer"], result: "i32" },
+      pthread_attr_init: { parameters: ["buffer"], result: "i32" },
+      pthread_attr_setstacksize: { parameters: ["buffer", "usize"], result: "i32" },
+      dlsym: { parameters: ["pointer", "buffer"], result: "pointer" },
+      sem_init: { parameters: ["buffer", "i32", "u32"], result: "i32" },
+      sem_post: { parameters: ["buffer"], result: "i32" },
+    } as const,
+  );
+  try {
+    const semWait = lib.symbols.dlsym(null, cstr("sem_wait"));
+    const sem = new Uint8Array(32); // sem_t
+    if (lib.symbols.sem_init(sem, 0, 0) !== 0) throw new Error("sem_init");
+    const semPtr = Deno.UnsafePointer.of(sem);
+    const attr = new Uint8Array(64); // pthread_attr_t is 56 (x86_64) / 64 (aarch64) bytes
+    if (lib.symbols.pthread_attr_init(attr) !== 0) throw new Error("pthread_attr_init");
+    if (lib.symbols.pthread_attr_setstacksize(attr, 64n * 1024n) !== 0) {
+      throw new Error("pthread_attr_setstacksize");
+    }
+    const tids: bigint[] = [];
+    let errno = 0;
+    for (let i = 0; i < attempts; i++) {
+      const tid = new Uint8Array(8);
+      // Each thread blocks in sem_wait(&sem) until released below.
+      const rc = lib.symbols.pthread_create(tid, attr, semWait, semPtr);
+      if (rc !== 0) {
+        errno = rc;
+        break;
+      }
+      tids.push(new DataView(tid.buffer).getBigUint64(0, true));
+    }
+    for (let i = 0; i < tids.length; i++) lib.symbols.sem_post(sem);
+    for (const t of tids) lib.symbols.pthread_join(t, null);
+    void sem.byteLength;
+    return { errno, created: tids.length };
+  } finally {
+    lib.close();
+  }
 }
 
 /**

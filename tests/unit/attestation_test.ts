@@ -24,6 +24,8 @@ function status(over: Record<string, string> = {}): string {
     NoNewPrivs: "1",
     Seccomp: "2",
     Seccomp_filters: "1",
+    Uid: "65534\t65534\t65534\t65534",
+    Gid: "65534\t65534\t65534\t65534",
     ...over,
   };
   return Object.entries(f).map(([k, v]) => `${k}:\t${v}`).join("\n") + "\n";
@@ -87,6 +89,16 @@ Deno.test("any capability left in eff/prm/inh/amb (and bnd when required) is ref
   const unprivileged = { ...exp, requireEmptyBounding: false };
   const s = snap([[PID, status({ CapBnd: "000001ffffffffff" })]]);
   assertEquals(attestationProblems(frame, s, unprivileged), []);
+});
+
+Deno.test("a root Control Plane refuses a sandbox with any uid or gid still 0", () => {
+  const root = { ...exp, requireUnprivileged: true };
+  assertEquals(attestationProblems(frame, snap(), root), []);
+  for (const [f, v] of [["Uid", "65534\t0\t65534\t65534"], ["Gid", "0\t0\t0\t0"]]) {
+    const s = snap([[PID, status({ [f]: v })]]);
+    assertEquals(attestationProblems(frame, s, root), [`task ${PID}: ${f} ${v}`]);
+    assertEquals(attestationProblems(frame, s, exp), []);
+  }
 });
 
 Deno.test("a snapshot without tasks is not verified", () => {

@@ -12,7 +12,7 @@ import { type ConfineSteps, runStage1, runStage2, type StepResult } from "../../
 
 const OK: StepResult = { ok: true };
 
-function recorder(failAt?: string, abi = 7) {
+function recorder(failAt?: string, abi = 7, uid = 0) {
   const calls: string[] = [];
   const step = (name: string) => (): StepResult => {
     calls.push(name);
@@ -23,6 +23,7 @@ function recorder(failAt?: string, abi = 7) {
     closeInheritedFds: step("close_fds"),
     umask: step("umask"),
     uidTaskCount: () => 0,
+    currentUid: () => uid,
     rlimits: step("rlimits"),
     parentDeathSignal: step("pdeathsig"),
     dropCapabilities: step("drop_caps"),
@@ -47,6 +48,7 @@ const inputs = {
   codeRoots: [],
   stage2Argv: ["/usr/bin/agent-builder", "worker", "--stage2"],
   stage2Env: { DENO_NO_UPDATE_CHECK: "1" },
+  identity: { uid: 65534, gid: 65534 },
 };
 
 const STAGE1 = [
@@ -54,10 +56,10 @@ const STAGE1 = [
   "close_fds",
   "umask",
   "rlimits",
-  "pdeathsig",
-  "drop_caps",
   "no_new_privs",
   "landlock",
+  "drop_caps",
+  "pdeathsig",
   "execve",
 ];
 
@@ -82,6 +84,19 @@ Deno.test("a Landlock ABI below 6 stops stage 1 before any ruleset or execve", (
   const r = recorder(undefined, 5);
   assertEquals(runStage1(inputs, r.steps), { ok: false, step: "landlock_abi", errno: 0 });
   assertEquals(r.calls.includes("landlock") || r.calls.includes("execve"), false);
+});
+
+Deno.test("stage 1 started by root never runs without an unprivileged identity to switch to", () => {
+  const r = recorder();
+  assertEquals(runStage1({ ...inputs, identity: null }, r.steps), {
+    ok: false,
+    step: "no_sandbox_identity",
+    errno: 0,
+  });
+  assertEquals(r.calls, []);
+  const u = recorder(undefined, 7, 1000);
+  assertEquals(runStage1(inputs, u.steps).ok, false);
+  assertEquals(u.calls, []);
 });
 
 Deno.test("stage 2 makes the process non-dumpable, warms up signals, then installs seccomp", () => {

@@ -45,6 +45,16 @@ for (const arch of ["x86_64", "aarch64"] as const) {
     assertEquals(run(READ[arch]), SECCOMP_RET_ALLOW);
   });
 
+  Deno.test(`${arch}: shared anonymous mmap is EPERM, private and file-backed mappings are allowed`, () => {
+    const SHARED = 0x01, PRIVATE = 0x02, VALIDATE = 0x03, ANON = 0x20, FIXED = 0x10;
+    assertEquals(named("mmap", [0, 1 << 30, 3, SHARED | ANON, -1, 0]), EPERM);
+    assertEquals(named("mmap", [0, 1 << 30, 3, VALIDATE | ANON, -1, 0]), EPERM);
+    assertEquals(named("mmap", [0, 4096, 3, SHARED | ANON | FIXED, -1, 0]), EPERM);
+    assertEquals(named("mmap", [0, 1 << 30, 3, PRIVATE | ANON, -1, 0]), SECCOMP_RET_ALLOW);
+    assertEquals(named("mmap", [0, 4096, 1, SHARED, 5, 0]), SECCOMP_RET_ALLOW);
+    assertEquals(named("mmap", [0, 4096, 1, PRIVATE, 5, 0]), SECCOMP_RET_ALLOW);
+  });
+
   Deno.test(`${arch}: every syscall in the deny table is EPERM`, () => {
     let checked = 0;
     for (const group of Object.values(DENY_EPERM)) {
