@@ -9,7 +9,7 @@ import type { Logger } from "./log.ts";
 import { authRoutes } from "./http/auth_routes.ts";
 import { createAgentDbPool } from "./agents/db_pool.ts";
 import { type AgentService, createAgentService } from "./agents/service.ts";
-import { faultInjectorFromEnv } from "./agents/test_fault.ts";
+import { type FaultInjector, NO_FAULTS } from "./agents/test_fault.ts";
 import { createCursorCodec } from "./conversations/cursor.ts";
 import { type ConversationService, createConversationService } from "./conversations/service.ts";
 import { agentRoutes, withSystemAgentAliases } from "./http/agent_routes.ts";
@@ -30,13 +30,17 @@ import { commandRoutes } from "./http/command_routes.ts";
 import { runRoutes } from "./http/run_routes.ts";
 import { createRunQueries } from "./runs/run_queries.ts";
 import { createRunService, type RunService } from "./runs/run_service.ts";
-import { runTestHooksFromEnv } from "./runs/test_hooks.ts";
+import { NO_RUN_TEST_HOOKS, type RunTestHooks } from "./runs/test_hooks.ts";
 
 export interface AppOptions {
   home: HomeLayout;
   log: Logger;
   /** Ollama base URL from the operator (--ollama). */
   ollamaUrl: string;
+  /** Test-only crash injection (only the test entry passes one). @default NO_FAULTS */
+  faults?: FaultInjector;
+  /** Test-only Run hooks (only the test entry passes any). @default NO_RUN_TEST_HOOKS */
+  runTestHooks?: RunTestHooks;
 }
 
 export interface App {
@@ -70,7 +74,7 @@ export function createApp(opts: AppOptions): App {
     pool: agentDbs,
     capsule: { root: opts.home.root, ensureInstructionFile: ensureDefaultInstructionFile },
     log: opts.log,
-    faults: faultInjectorFromEnv(),
+    faults: opts.faults ?? NO_FAULTS,
   });
   // Converge half-done lifecycle transitions before any request is served [AG-1].
   agents.recover();
@@ -87,7 +91,7 @@ export function createApp(opts: AppOptions): App {
     agents,
     broker: model,
     log: opts.log,
-    testHooks: runTestHooksFromEnv(),
+    testHooks: opts.runTestHooks ?? NO_RUN_TEST_HOOKS,
   });
   agents.attachRunControl({ cancelAgentWork: (id, why) => runs.cancelAgentWork(id, why) });
   // [CV-6] Runs left running by a previous process become interrupted before serving.

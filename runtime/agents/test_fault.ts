@@ -1,13 +1,10 @@
 /**
- * Crash injection for recovery tests. The ONLY place that reads the
- * `AGENT_BUILDER_TEST_FAULT` environment variable. When it names a fault point
- * (e.g. `agent.create.after_provisioning`), the server SIGKILLs itself the
- * moment it reaches that point, so a test can prove restart recovery
- * converges the half-done transition.
- *
- * Harmless in production: the variable is unset, `hit()` is a no-op, and the
- * value can only select one of the fixed points below (anything else is
- * ignored). It can only make this very process die — never skip a check.
+ * Crash injection for recovery tests: the fixed points at which a lifecycle
+ * transition can be interrupted, and an injector that SIGKILLs this process
+ * when it reaches the one armed point. The product never arms one — `createApp`
+ * receives the injector as an option, and only the test entry
+ * (tests/helpers/test_server_entry.ts) passes an armed one. It can only make
+ * this very process die — never skip a check.
  */
 
 /** Every point at which a lifecycle transition can be interrupted. */
@@ -29,20 +26,8 @@ export interface FaultInjector {
 
 export const NO_FAULTS: FaultInjector = { hit() {} };
 
-export const FAULT_ENV = "AGENT_BUILDER_TEST_FAULT";
-
-/** Reads the fault point from the environment once, at startup. */
-export function faultInjectorFromEnv(): FaultInjector {
-  let value: string | undefined;
-  try {
-    value = Deno.env.get(FAULT_ENV);
-  } catch (err) {
-    // Without env permission there is no way to configure a fault: none is armed.
-    if (err instanceof Deno.errors.NotCapable) return NO_FAULTS;
-    throw err;
-  }
-  const armed = (FAULT_POINTS as readonly string[]).find((p) => p === value);
-  if (!armed) return NO_FAULTS;
+/** An injector armed at `armed`: the process SIGKILLs itself on reaching it. */
+export function faultInjectorAt(armed: FaultPoint): FaultInjector {
   return {
     hit(point) {
       if (point === armed) Deno.kill(Deno.pid, "SIGKILL");

@@ -3,7 +3,7 @@
  * (127.0.0.1:20815 by default), and shuts down gracefully on SIGINT/SIGTERM
  * [PK-1, GW-1, OP-2].
  */
-import { createApp } from "../app.ts";
+import { type AppOptions, createApp } from "../app.ts";
 import { AppError } from "../errors.ts";
 import { resolveHome } from "../home.ts";
 import { acquireInstanceLock } from "../instance.ts";
@@ -13,7 +13,10 @@ import { ensurePrivateDir } from "../path_safety.ts";
 import { startServer } from "../http/server.ts";
 import { parseArgs, UsageError } from "../argv.ts";
 
-export async function serveCommand(argv: string[]): Promise<number> {
+/** Test-only hooks handed to the App; the shipped entry (main.ts) passes none. */
+export type ServeHooks = Pick<AppOptions, "faults" | "runTestHooks">;
+
+export async function serveCommand(argv: string[], hooks: ServeHooks = {}): Promise<number> {
   const a = parseArgs(argv, { flags: ["host", "port", "home", "ollama"] });
   const host = a.flags.host ?? DEFAULT_HOST;
   const port = a.flags.port === undefined ? DEFAULT_PORT : Number(a.flags.port);
@@ -46,7 +49,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   ensurePrivateDir(home.root, ".runtime/control-plane");
   const log = createFileLogger({ path: `${home.root}/.runtime/control-plane/server.log` });
-  const app = createApp({ home, log, ollamaUrl });
+  const app = createApp({ home, log, ollamaUrl, ...hooks });
   reloadToken = () => app.gateway.reloadToken();
   const server = await startServer({
     hostname: host,

@@ -1,7 +1,9 @@
 /**
  * Starts the real server as a child process (`deno run main.ts serve`) on a
  * free loopback port in a temp home, waits for /health, and stops it with
- * SIGTERM. Integration and browser tests use this; nothing is mocked.
+ * SIGTERM. Integration and browser tests use this; nothing is mocked. A server
+ * whose environment sets a test hook (`AGENT_BUILDER_TEST_*`) is started through
+ * the test entry (test_server_entry.ts) instead: the shipped entry reads none.
  */
 import { makeTempHome } from "./home.ts";
 
@@ -31,6 +33,10 @@ export interface StartServerOptions {
   env?: Record<string, string>;
 }
 
+/** The entry that arms test hooks from the environment (the shipped main.ts never does). */
+export const TEST_ENTRY = `${REPO}/tests/helpers/test_server_entry.ts`;
+const TEST_ENV_PREFIX = "AGENT_BUILDER_TEST_";
+
 /** The exact permission flags of the launcher, for spawning main.ts in tests. */
 export const RUN_FLAGS = [
   "run",
@@ -56,12 +62,14 @@ export function freePort(): number {
 
 export async function startTestServer(opts: StartServerOptions = {}): Promise<ServerHandle> {
   const home = opts.home ?? makeTempHome();
+  const hooked = Object.keys(opts.env ?? {}).some((k) => k.startsWith(TEST_ENV_PREFIX));
+  const entry = hooked ? TEST_ENTRY : `${REPO}/main.ts`;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = freePort();
     const child = new Deno.Command(DENO, {
       args: [
         ...RUN_FLAGS,
-        `${REPO}/main.ts`,
+        entry,
         "serve",
         "--host",
         "127.0.0.1",

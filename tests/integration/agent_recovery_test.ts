@@ -1,18 +1,25 @@
 /**
  * [AG-1] Crash recovery: the real server is SIGKILLed at each lifecycle step
- * (armed through AGENT_BUILDER_TEST_FAULT, see runtime/agents/test_fault.ts),
+ * (armed through AGENT_BUILDER_TEST_FAULT, see tests/helpers/test_server_entry.ts),
  * the registry is checked to hold the half-done state, and a restart on the
  * same home must converge it: provisioning → active, upgrading → promoted to
  * the next generation, deleting → data and runtime dirs gone, row removed.
  */
 import { DatabaseSync } from "node:sqlite";
-import { FAULT_ENV, type FaultPoint } from "../../runtime/agents/test_fault.ts";
+import type { FaultPoint } from "../../runtime/agents/test_fault.ts";
+import { FAULT_ENV } from "../helpers/test_server_entry.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { type Api, apiClient, codeOf } from "../helpers/agents_api.ts";
 import { addTurn, openAgentState } from "../helpers/agent_state.ts";
 import { login } from "../helpers/login.ts";
 import { makeTempHome } from "../helpers/home.ts";
-import { DENO, REPO, RUN_FLAGS, type ServerHandle, startTestServer } from "../helpers/server.ts";
+import {
+  DENO,
+  RUN_FLAGS,
+  type ServerHandle,
+  startTestServer,
+  TEST_ENTRY,
+} from "../helpers/server.ts";
 
 function exists(path: string): boolean {
   try {
@@ -224,7 +231,7 @@ Deno.test("a crash while the first start provisions the system Agent is converge
   try {
     // The armed first start dies inside recovery, before it ever listens.
     const child = new Deno.Command(DENO, {
-      args: [...RUN_FLAGS, `${REPO}/main.ts`, "serve", "--port", "0", "--home", home],
+      args: [...RUN_FLAGS, TEST_ENTRY, "serve", "--port", "0", "--home", home],
       stdin: "null",
       stdout: "null",
       stderr: "null",

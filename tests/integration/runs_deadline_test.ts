@@ -2,14 +2,14 @@
  * The Run deadline [SB-5, MB-5] against the real server and a real confined
  * Worker: a Run waiting on an approval has no model stream whose timers could
  * end it, so only the Control Plane's Run deadline can. The deadline is
- * shortened through `AGENT_BUILDER_TEST_RUN_DEADLINE_MS` (runtime/runs/
- * test_hooks.ts; it can only shorten the 240 s bound). A breach is a Run that
+ * shortened through `AGENT_BUILDER_TEST_RUN_DEADLINE_MS` (tests/helpers/
+ * test_server_entry.ts; it can only shorten the 240 s bound). A breach is a Run that
  * outlives its deadline, ends with another code, leaves its approval pending
  * or writes the file.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { newConversation, readSse, startRunHarness, submit, waitTurn } from "../helpers/runs.ts";
-import { RUN_DEADLINE_ENV } from "../../runtime/runs/test_hooks.ts";
+import { RUN_DEADLINE_ENV } from "../helpers/test_server_entry.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
 
 const DEADLINE_MS = 2500;

@@ -1,8 +1,8 @@
 /**
  * [EV-5] against the real server: the journal write of a Run's tool result
  * fails mid-Run (armed through `AGENT_BUILDER_TEST_JOURNAL_FAULT`, which makes
- * that write's SQLite transaction really roll back — runtime/runs/
- * test_hooks.ts). The attached live stream must end with `journal_unavailable`,
+ * that write's SQLite transaction really roll back — tests/helpers/
+ * test_server_entry.ts). The attached live stream must end with `journal_unavailable`,
  * the Turn must be failed and the Run's partial events pruned to a tombstone
  * in one transaction, and the Conversation must accept the next Turn.
  */
@@ -16,7 +16,7 @@ import {
   submit,
   waitTurn,
 } from "../helpers/runs.ts";
-import { JOURNAL_FAULT_ENV } from "../../runtime/runs/test_hooks.ts";
+import { JOURNAL_FAULT_ENV } from "../helpers/test_server_entry.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
 
 function workspace(h: RunHarness): string {

@@ -6,13 +6,13 @@
  * 404 for unknown, malformed or foreign ids and 409 once it finished.
  *
  * The real server is started with the test-only pause
- * `AGENT_BUILDER_TEST_PREPARATION_PAUSE=compiling:<ms>` (runtime/runs/
- * test_hooks.ts) so the otherwise instantaneous compile step can be observed.
+ * `AGENT_BUILDER_TEST_PREPARATION_PAUSE=compiling:<ms>` (tests/helpers/
+ * test_server_entry.ts) so the otherwise instantaneous compile step can be observed.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { codeOf } from "../helpers/agents_api.ts";
 import { newConversation, readSse, type RunHarness, startRunHarness } from "../helpers/runs.ts";
-import { PREPARATION_PAUSE_ENV } from "../../runtime/runs/test_hooks.ts";
+import { PREPARATION_PAUSE_ENV } from "../helpers/test_server_entry.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
 
 const PAUSE_MS = 2500;

@@ -1,0 +1,86 @@
+/**
+ * The test entry: `serve` with test-only hooks armed from the environment. The
+ * ONLY place that reads `AGENT_BUILDER_TEST_*`; the shipped entry (main.ts →
+ * runtime/cli/serve.ts) never does, and the App only receives hooks as options.
+ *
+ * - `AGENT_BUILDER_TEST_FAULT=<point>` SIGKILLs the server at that lifecycle
+ *   point (runtime/agents/test_fault.ts) so recovery can be proven;
+ * - `AGENT_BUILDER_TEST_PREPARATION_PAUSE=<phase>:<ms>` (ms ≤ 10,000) pauses
+ *   every context preparation at the start of `<phase>`, ending at once on
+ *   cancel, so a test can observe and cancel an in-flight preparation;
+ * - `AGENT_BUILDER_TEST_JOURNAL_FAULT=<event kind>` fails the first durable
+ *   journal write of a Run containing that kind INSIDE its SQLite transaction
+ *   ([EV-5] against the real server);
+ * - `AGENT_BUILDER_TEST_RUN_DEADLINE_MS=<ms>` (1,000 ≤ ms ≤ RUN_DEADLINE_MS)
+ *   shortens the Run deadline ([SB-5] for a Run waiting on an approval).
+ *
+ * A value that does not parse arms nothing (a test proves it for the fault).
+ */
+import {
+  FAULT_POINTS,
+  type FaultInjector,
+  faultInjectorAt,
+  NO_FAULTS,
+} from "../../runtime/agents/test_fault.ts";
+import { serveCommand, type ServeHooks } from "../../runtime/cli/serve.ts";
+import { RUN_DEADLINE_MS } from "../../runtime/limits.ts";
+import { EVENT_KINDS, type EventKind } from "../../runtime/protocol/events.ts";
+import {
+  type PhasePause,
+  PREPARATION_PHASES,
+  type PreparationPhase,
+} from "../../runtime/runs/preparation.ts";
+import { pauseAt, type RunTestHooks } from "../../runtime/runs/test_hooks.ts";
+import { UsageError } from "../../runtime/argv.ts";
+import { AppError } from "../../runtime/errors.ts";
+
+export const FAULT_ENV = "AGENT_BUILDER_TEST_FAULT";
+export const PREPARATION_PAUSE_ENV = "AGENT_BUILDER_TEST_PREPARATION_PAUSE";
+export const JOURNAL_FAULT_ENV = "AGENT_BUILDER_TEST_JOURNAL_FAULT";
+export const RUN_DEADLINE_ENV = "AGENT_BUILDER_TEST_RUN_DEADLINE_MS";
+const PAUSE_MAX_MS = 10_000;
+const TEST_DEADLINE_MIN_MS = 1000;
+
+function faultsFrom(value: string | undefined): FaultInjector {
+  const armed = FAULT_POINTS.find((p) => p === value);
+  return armed ? faultInjectorAt(armed) : NO_FAULTS;
+}
+
+function runHooksFrom(env: (name: string) => string | undefined): RunTestHooks {
+  let preparationPause: PhasePause | null = null;
+  const m = /^([a-z_]+):(\d{1,5})$/.exec(env(PREPARATION_PAUSE_ENV) ?? "");
+  if (m && (PREPARATION_PHASES as readonly string[]).includes(m[1])) {
+    const ms = Number(m[2]);
+    if (ms <= PAUSE_MAX_MS) preparationPause = pauseAt(m[1] as PreparationPhase, ms);
+  }
+  const kind = env(JOURNAL_FAULT_ENV);
+  const journalFault = (EVENT_KINDS as readonly string[]).includes(kind ?? "")
+    ? kind as EventKind
+    : null;
+  const d = /^\d{4,6}$/.exec(env(RUN_DEADLINE_ENV) ?? "");
+  const ms = d ? Number(d[0]) : NaN;
+  const runDeadlineMs = ms >= TEST_DEADLINE_MIN_MS && ms <= RUN_DEADLINE_MS ? ms : null;
+  return { preparationPause, journalFault, runDeadlineMs };
+}
+
+/** The hooks the environment arms (none when no variable is set). */
+export function hooksFromEnv(env: (name: string) => string | undefined): ServeHooks {
+  return { faults: faultsFrom(env(FAULT_ENV)), runTestHooks: runHooksFrom(env) };
+}
+
+if (import.meta.main) {
+  const [name, ...rest] = Deno.args;
+  if (name !== "serve") {
+    console.error("test_server_entry: only `serve` is supported");
+    Deno.exit(2);
+  }
+  try {
+    Deno.exit(await serveCommand(rest, hooksFromEnv((n) => Deno.env.get(n))));
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof AppError) {
+      console.error(`test_server_entry serve: ${err.message}`);
+      Deno.exit(err instanceof UsageError ? 2 : 1);
+    }
+    throw err;
+  }
+}
