@@ -25,6 +25,7 @@
  * (`agent_busy`), a delete stays fenced and is resumed by a retry or restart.
  * An upgrade whose staging fails also stays fenced and is resumed the same way.
  */
+import { escapeName } from "../display_name.ts";
 import { AppError } from "../errors.ts";
 import { AGENT_DRAIN_TIMEOUT_MS, AGENTS_MAX, SYSTEM_AGENT_ID } from "../limits.ts";
 import type { Logger } from "../log.ts";
@@ -89,7 +90,8 @@ export type AgentService = ReturnType<typeof createAgentService>;
 export function toAgentView(row: AgentRow): AgentView {
   return {
     id: row.id,
-    name: row.name,
+    // A name the operator reads: hidden characters escaped [OP-1].
+    name: escapeName(row.name),
     state: row.state,
     generation: row.generation,
     is_system: row.is_system === 1,

@@ -8,6 +8,7 @@
  * through the normal Run admission like any other message, so retry can never
  * bypass a fence, a cap or the one-active-Run rule.
  */
+import { escapeName } from "../display_name.ts";
 import { AppError } from "../errors.ts";
 import {
   CONVERSATION_TITLE_MAX_CHARS,
@@ -70,7 +71,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export function toConversationView(row: ConversationRow): ConversationView {
   return {
     id: row.id,
-    title: row.title,
+    // A title is a name the operator reads: hidden characters escaped [OP-1].
+    title: escapeName(row.title),
     revision: row.revision,
     parent_id: row.parent_id,
     head_turn_id: row.head_turn_id,

@@ -6,7 +6,9 @@
  * a component `**` matches zero or more directories; inside a component `*`
  * matches any run of characters and `?` one character; everything else is
  * literal. ≤ 256 UTF-8 bytes, ≤ 32 components, no `.`/`..`/empty component,
- * no `[ ] { } \`. Results are sorted by UTF-8 bytes and bounded to 12 KiB.
+ * no `[ ] { } \`. Results are sorted by UTF-8 bytes and bounded to 12 KiB;
+ * control and bidi characters in a result name are escaped visibly
+ * (runtime/display_name.ts).
  */
 import type { Fail, WorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import {
@@ -15,6 +17,7 @@ import {
   SEARCH_RESULT_MAX_BYTES,
   SEARCH_TIMEOUT_MS,
 } from "../limits.ts";
+import { escapeName } from "../display_name.ts";
 import { canonicalDirPath, compareUtf8 } from "./path.ts";
 import { utf8Length } from "./text.ts";
 import { walkFiles } from "./walk.ts";
@@ -125,7 +128,9 @@ export function fileGlob(
   const files: string[] = [];
   let bytes = SEARCH_ENVELOPE_RESERVE_BYTES;
   let truncated: SearchTruncation = w.depthLimited ? "depth_limit" : "none";
-  for (const f of found) {
+  for (const raw of found) {
+    // Names are shown escaped: a control or bidi character must not spoof what is read [OP-1].
+    const f = escapeName(raw);
     bytes += utf8Length(JSON.stringify(f)) + 1;
     if (bytes > SEARCH_RESULT_MAX_BYTES) {
       truncated = "result_limit";

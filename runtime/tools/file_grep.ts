@@ -9,6 +9,7 @@
  * > 16 KiB refuse their file; ≤ 128 matches and ≤ 12 KiB of result (then the
  * result is truncated with a fixed reason); the walk's depth/entry/file caps
  * and the 1 s deadline. Binary or non-UTF-8 files are refused one by one.
+ * Result paths have control and bidi characters escaped (runtime/display_name.ts).
  */
 import { captureFile, checkRegularFile } from "../../linuxfs/file_capture.ts";
 import { type Fail, lstatIn, openDirChain, type WorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
@@ -27,6 +28,7 @@ import {
   type SearchOptions,
   type SearchTruncation,
 } from "./file_glob.ts";
+import { escapeName } from "../display_name.ts";
 import { canonicalDirPath, compareUtf8 } from "./path.ts";
 import { compileRegexSubset, regexTest } from "./regex_subset.ts";
 import { decodeText, floorUtf8Boundary, utf8Length } from "./text.ts";
@@ -136,7 +138,8 @@ export function fileGrep(
         return { ok: false, code: "file_timeout" };
       }
       if (found.length < room && test(line)) {
-        found.push({ path: f.path, line: i + 1, text: shown(line) });
+        // The path is a name the operator reads: escaped visibly [OP-1].
+        found.push({ path: escapeName(f.path), line: i + 1, text: shown(line) });
       }
     }
     for (const m of found) {

@@ -316,3 +316,29 @@ Deno.test("a glob result of exactly 12 KiB is whole; one more path truncates it 
     assertEquals(past.files, at.files);
   });
 });
+
+Deno.test("glob and grep results show ESC, newline and U+202E in names escaped", () => {
+  withWorkspace((ws) => {
+    ws.file("clean.txt", "needle\n");
+    ws.file("a\u001b[2Jb.txt", "needle\n");
+    ws.file("line\nbreak.txt", "needle\n");
+    ws.file("invoice\u202Etxt.exe", "needle\n");
+    ws.file("d\u2066ir/x.txt", "needle\n");
+    const want = [
+      "a\\u{1B}[2Jb.txt",
+      "clean.txt",
+      "d\\u{2066}ir/x.txt",
+      "invoice\\u{202E}txt.exe",
+      "line\\u{A}break.txt",
+    ];
+    const g = fileGlob(ws.root, { pattern: "**/*" });
+    assert(g.ok);
+    assertEquals(g.files, want);
+    const r = fileGrep(ws.root, { pattern: "needle" });
+    assert(r.ok);
+    assertEquals(r.matches.map((m) => m.path), want);
+    for (const p of [...g.files, ...r.matches.map((m) => m.path)]) {
+      assert(!/[\u0000-\u001f\u202e\u2066]/.test(p), p);
+    }
+  });
+});
