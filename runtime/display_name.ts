@@ -25,11 +25,6 @@ export function isHiddenCodePoint(c: number): boolean {
     (c >= 0xd800 && c <= 0xdfff);
 }
 
-/** Matches one character to escape (a lone surrogate included, under the `u` flag). */
-const HIDDEN =
-  /[\u0000-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u202a-\u202e\u2028\u2029\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]|\p{Cs}/u;
-const HIDDEN_ALL = new RegExp(HIDDEN.source, "gu");
-
 /**
  * The name with every hidden character made visible as `\u{HEX}`.
  *
@@ -38,9 +33,17 @@ const HIDDEN_ALL = new RegExp(HIDDEN.source, "gu");
  * escapeName("invoice\u202Etxt.exe") // "invoice\\u{202E}txt.exe"
  */
 export function escapeName(name: string): string {
-  if (!HIDDEN.test(name)) return name;
-  return name.replace(
-    HIDDEN_ALL,
-    (ch) => `\\u{${ch.codePointAt(0)!.toString(16).toUpperCase()}}`,
-  );
+  let out: string | null = null;
+  let from = 0;
+  let i = 0;
+  // Iterating by code point keeps a surrogate pair whole and sees a lone surrogate alone.
+  for (const ch of name) {
+    const c = ch.codePointAt(0)!;
+    if (isHiddenCodePoint(c)) {
+      out = (out ?? "") + name.slice(from, i) + `\\u{${c.toString(16).toUpperCase()}}`;
+      from = i + ch.length;
+    }
+    i += ch.length;
+  }
+  return out === null ? name : out + name.slice(from);
 }
