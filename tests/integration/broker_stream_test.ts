@@ -148,7 +148,7 @@ Deno.test("tool calls in a done:false frame are surfaced with id, name and objec
     assert(out.kind === "completed");
     assertEquals(out.toolCalls, [{
       id: "call_f00d",
-      name: "file/stat",
+      name: "file__stat",
       arguments: { path: "agent-builder.md" },
     }]);
     assertEquals(out.content, "");
@@ -173,9 +173,9 @@ Deno.test("several tool calls in one frame keep their order and ids", async () =
     ollama.enqueue(sc.multiToolCalls());
     const out = await broker.chat(req({ phase: "tools" }).req);
     assert(out.kind === "completed");
-    assertEquals(out.toolCalls.map((c) => [c.id, c.name]), [["call_a1", "file/stat"], [
+    assertEquals(out.toolCalls.map((c) => [c.id, c.name]), [["call_a1", "file__stat"], [
       "call_b2",
-      "file/read_text",
+      "file__read_text",
     ]]);
     assertEquals(out.toolCalls[1].arguments, { path: "src/main.ts", offset: 0 });
   });

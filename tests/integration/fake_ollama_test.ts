@@ -177,3 +177,41 @@ Deno.test("with maxRecorded the server keeps only the latest requests and chats"
     await o.close();
   }
 });
+
+Deno.test("--scenario auto picks the scenario from trigger words and closes after a tool result", async () => {
+  const o = await startFakeOllama({ defaultScript: sc.auto(0) });
+  const ask = (messages: unknown[]) => chatLines(o.url, { model: "qwen3.5:2b", messages });
+  const content = (lines: any[]) => lines.map((l) => l.message?.content ?? "").join("");
+  const calls = (lines: any[]) =>
+    lines.flatMap((l) => l.message?.tool_calls ?? []).map((c: any) => c.function.name);
+  try {
+    const read = await ask([{ role: "user", content: "Please READ the instructions" }]);
+    assertEquals(calls(read.lines), ["file__read_text"], "the wire name the product advertises");
+    assert(content(read.lines).length > 0, "a lead text block before the call");
+    assertEquals(calls((await ask([{ role: "user", content: "write it down" }])).lines), [
+      "file__write",
+    ]);
+    const closing = await ask([
+      { role: "user", content: "read it" },
+      { role: "tool", content: "line one\nline two" },
+    ]);
+    assertEquals(calls(closing.lines), []);
+    assert(content(closing.lines).includes("line one"), content(closing.lines));
+    const plain = await ask([{ role: "user", content: "already ready" }]);
+    assertEquals(calls(plain.lines), [], "whole words only: 'already' is not 'read'");
+    assertEquals(content(plain.lines), sc.MARKDOWN_ANSWER);
+    for (const t of sc.AUTO_TRIGGERS) assert(sc.SCENARIOS.auto !== undefined && t.what.length > 0);
+  } finally {
+    await o.close();
+  }
+});
+
+Deno.test("the tool scenarios call tools by their wire names", () => {
+  for (const build of [sc.toolCall(), sc.multiToolCalls()]) {
+    const script = typeof build === "function" ? build({ model: "m" } as never) : build;
+    assert(script.kind === "stream");
+    const names = [...script.steps].flatMap((s: any) => s.frame?.message?.tool_calls ?? [])
+      .map((c: any) => c.function.name as string);
+    assert(names.length > 0 && names.every((n) => /^[a-z]+__[a-z_]+$/.test(n)), names.join());
+  }
+});

@@ -3,7 +3,8 @@
  * [--context-length N] [--capabilities completion,tools]` — runs the scripted
  * Ollama server on 127.0.0.1 until interrupted. NAME is one of the keys of
  * SCENARIOS (default `markdown`, a friendly streamed Markdown answer); every
- * /api/chat request gets that scenario. Point the product at it with
+ * /api/chat request gets that scenario, except with `auto`, which picks one
+ * per request from trigger words in the latest user message (README). Point the product at it with
  * `agent-builder serve --ollama http://127.0.0.1:N`.
  */
 import { parseArgs, UsageError } from "../../runtime/argv.ts";

@@ -1,7 +1,10 @@
 /**
  * Named scripted responses for the fake Ollama server. Each returns a
  * ScriptSource (a function of the recorded request, so frames carry the
- * requested model name). `SCENARIOS` maps CLI names to builders.
+ * requested model name). `SCENARIOS` maps CLI names to builders; `auto`
+ * picks one per request from trigger words in the latest user message
+ * (`AUTO_TRIGGERS`). Tool calls use the provider wire names the product
+ * advertises (`file__stat`, not the tool id `file/stat`).
  */
 import {
   contentFrame,
@@ -75,13 +78,32 @@ export function toolCallInDone(calls: FakeToolCall[] = [defaultCall()]): ScriptS
 /** Several tool calls in one frame. */
 export function multiToolCalls(): ScriptSource {
   return toolCall([
-    { id: "call_a1", name: "file/stat", arguments: { path: "README.md" } },
-    { id: "call_b2", name: "file/read_text", arguments: { path: "src/main.ts", offset: 0 } },
+    { id: "call_a1", name: "file__stat", arguments: { path: "README.md" } },
+    { id: "call_b2", name: "file__read_text", arguments: { path: "src/main.ts", offset: 0 } },
   ]);
 }
 
 function defaultCall(): FakeToolCall {
-  return { id: "call_f00d", name: "file/stat", arguments: { path: "agent-builder.md" } };
+  return { id: "call_f00d", name: "file__stat", arguments: { path: "agent-builder.md" } };
+}
+
+/** A text block streamed first, then tool calls in the same response (a multi-block answer). */
+export function textThenTool(
+  lead: string,
+  calls: FakeToolCall[] = [defaultCall()],
+  o: TextOptions = {},
+): ScriptSource {
+  return (c) => ({
+    kind: "stream",
+    steps: (function* () {
+      for (const [i, w] of chunkText(lead).entries()) {
+        if (i > 0 && o.frameDelayMs) yield { delayMs: o.frameDelayMs };
+        yield { frame: contentFrame(c.model, w) };
+      }
+      yield { frame: toolCallFrame(c.model, calls) };
+      yield { frame: doneFrame(c.model) };
+    })(),
+  });
 }
 
 /** Thinking frames, then a short answer. */
@@ -221,9 +243,94 @@ export function garbage(): ChatScript {
   return { kind: "stream", steps: [{ raw: "this is not json\n" }] };
 }
 
+/** The latest message of a recorded chat request (role and text), if any. */
+function lastMessage(c: RecordedChat): { role: string; content: string } {
+  const messages = Array.isArray(c.body?.messages) ? c.body.messages : [];
+  const m = messages.at(-1) ?? {};
+  return {
+    role: typeof m.role === "string" ? m.role : "",
+    content: typeof m.content === "string" ? m.content : "",
+  };
+}
+
+/** What `auto` answers once a tool result came back: the result's first line, quoted. */
+function afterTool(result: string): string {
+  const first = result.split("\n").find((l) => l.trim() !== "") ?? "(empty)";
+  return `Done. The tool answered:\n\n> ${first.slice(0, 200)}\n\nAnything else?`;
+}
+
+/**
+ * Trigger words of `--scenario auto`, checked in this order against the latest user message
+ * (case-insensitive, whole words). Tool scenarios write a short lead block, call the tool, and
+ * answer with the tool's result once it comes back (a multi-block answer).
+ */
+export const AUTO_TRIGGERS: ReadonlyArray<{ word: string; what: string; build: ScriptSource }> = [
+  {
+    word: "write",
+    what: "file__write notes.md (asks for approval), then a closing block",
+    build: textThenTool("I'll write `notes.md` for you.", [{
+      name: "file__write",
+      arguments: { path: "notes.md", content: "# Notes\n\n- [x] written by the scripted model\n" },
+    }]),
+  },
+  {
+    word: "read",
+    what: "file__read_text agent-builder.md, then a closing block",
+    build: textThenTool("Let me read `agent-builder.md`.", [{
+      name: "file__read_text",
+      arguments: { path: "agent-builder.md" },
+    }]),
+  },
+  {
+    word: "stat",
+    what: "file__stat agent-builder.md, then a closing block",
+    build: textThenTool("Checking `agent-builder.md`.", [defaultCall()]),
+  },
+  {
+    word: "list",
+    what: "file__glob *, then a closing block",
+    build: textThenTool("Listing the workspace.", [{
+      name: "file__glob",
+      arguments: { pattern: "*" },
+    }]),
+  },
+  {
+    word: "search",
+    what: "file__grep TODO, then a closing block",
+    build: textThenTool("Searching for TODO.", [{
+      name: "file__grep",
+      arguments: { pattern: "TODO" },
+    }]),
+  },
+  { word: "think", what: "thinking frames, then a short answer", build: thinking() },
+  { word: "tasks", what: "a GFM task list", build: text("- [x] done\n- [ ] still open\n") },
+  { word: "stall", what: "two frames, then silence until stopped", build: stall() },
+  { word: "slow", what: "a slow stream (300 ms between words)", build: markdown(300) },
+  { word: "repeat", what: "endless repetition (the repetition guard)", build: repetition(10) },
+  { word: "error", what: "partial text, then an in-band error", build: inBandError() },
+  { word: "long", what: "a 20 KiB answer (the output bound)", build: oversize() },
+];
+
+/**
+ * One server, every scenario: a request whose latest message is a tool result gets a closing
+ * block; otherwise the first trigger word found in the latest user message picks the scenario;
+ * none found → the Markdown answer.
+ */
+export function auto(delayMs = 20): ScriptSource {
+  return (c) => {
+    const last = lastMessage(c);
+    const words = new Set(last.content.toLowerCase().split(/[^a-z]+/));
+    const src = last.role === "tool"
+      ? text(afterTool(last.content), { frameDelayMs: delayMs })
+      : AUTO_TRIGGERS.find((t) => words.has(t.word))?.build ?? markdown(delayMs);
+    return typeof src === "function" ? src(c) : src;
+  };
+}
+
 /** CLI names → builders (default arguments). */
 export const SCENARIOS: Readonly<Record<string, (delayMs: number) => ScriptSource>> = Object.freeze(
   {
+    auto: (d) => auto(d || 20),
     markdown: (d) => markdown(d || 20),
     plain: () => text("Hello from the scripted Ollama."),
     tool_call: () => toolCall(),
