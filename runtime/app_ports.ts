@@ -61,7 +61,7 @@ export function runCommandDeps(runs: RunService, queries: RunQueries): RunComman
       runs.cancel(a, r);
       return Promise.resolve();
     },
-    activeRunOf: (a, c) => runs.activeRunOf(a, c),
+    activeRunOf: (a, c) => runs.read.activeRunOf(a, c),
   };
 }
 

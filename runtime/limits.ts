@@ -81,6 +81,8 @@ export const MODEL_FIRST_FRAME_MS = 60 * 1000; // [MB-5]
 export const MODEL_IDLE_MS = 20 * 1000;
 export const MODEL_CALL_MS = 120 * 1000;
 export const RUN_DEADLINE_MS = 240 * 1000;
+/** The shortest Run deadline a snapshot may carry (test hooks, an Agent's own limit). */
+export const RUN_DEADLINE_MIN_MS = 1000;
 export const MODEL_RETRIES_BEFORE_FRAME = 1;
 export const CIRCUIT_FAILURES_TO_OPEN = 2;
 export const CIRCUIT_OPEN_MS = 30 * 1000;
@@ -122,6 +124,14 @@ export const CONTEXT_PLANS_IN_MEMORY = 8;
 // ── Worker sandbox / IPC [SB] ────────────────────────────────────────────────
 export const WORKER_MODEL_CALLS_MAX = 4; // [SB-5]
 export const WORKER_TOOL_CALLS_MAX = 2;
+/** Tool calls one model response may carry; more ⇒ `model_tool_loop`, none executed. */
+export const WORKER_CALLS_PER_RESPONSE_MAX = 1;
+/** Times the identical call (tool + argument digest) may run in one Turn. */
+export const WORKER_IDENTICAL_CALLS_MAX = 1;
+/** Tool-call references one `model.result` frame reports (enough to show any refusal). */
+export const MODEL_RESULT_CALLS_MAX = 8;
+/** Highest Control-Plane call id (`call-N`) a frame or event may name. */
+export const CALL_ID_MAX = 9;
 export const IPC_LINE_MAX_BYTES = 64 * KiB; // [SB-4]
 export const IPC_LINES_MAX = 2048;
 export const IPC_TOTAL_BYTES_MAX = 4 * MiB;

@@ -18,11 +18,11 @@
 import type { ErrorCode } from "../errors.ts";
 import type {
   ControlToWorker,
-  ToolsetRef,
   TurnFinish,
   TurnRuntimeSnapshot,
   WorkerToControl,
 } from "../protocol/worker_frames.ts";
+import { callKey, isNarrowed, judgeToolCalls, narrowedToolset } from "./turn_rules.ts";
 
 /** The Worker's view of its IPC channel. */
 export interface KernelPort {
@@ -47,11 +47,6 @@ class Stop {
 }
 
 const fail = (code: ErrorCode) => new Stop({ kind: "failed", code });
-
-/** The provider ToolSet after the last permitted tool call: same id/digest, no tools. */
-export function narrowedToolset(toolset: ToolsetRef): ToolsetRef {
-  return { id: toolset.id, digest: toolset.digest, tool_ids: [] };
-}
 
 /** Runs one Turn to its terminal frame. Never throws for protocol problems. */
 export async function runHarnessKernel(
@@ -111,11 +106,11 @@ async function loop(
   next: () => Promise<ControlToWorker>,
 ): Promise<TurnFinish> {
   let requestId = 0;
-  let toolCalls = 0;
+  /** Keys (tool + argument digest) and call ids of the executed calls, in order. */
+  const keys: string[] = [];
   const resultIds: string[] = [];
-  const seen = new Set<string>();
   for (let iteration = 1; iteration <= snap.model_calls_max; iteration++) {
-    const narrowed = toolCalls >= snap.tool_calls_max;
+    const narrowed = isNarrowed(snap, keys.length, iteration);
     const modelRequest = ++requestId;
     await port.send({
       v: 2,
@@ -141,38 +136,32 @@ async function loop(
         reason: outcome.reason,
         answer_digest: outcome.answer_digest,
         model_calls: iteration,
-        tool_calls: toolCalls,
+        tool_calls: keys.length,
       };
     }
-    // Parallel calls, calls after the ToolSet narrowed, or a third call.
-    if (outcome.calls.length !== 1 || narrowed) return { kind: "failed", code: "model_tool_loop" };
-    const call = outcome.calls[0];
-    if (call.call_id !== `call-${toolCalls + 1}`) {
+    // All or nothing: one refused call and none of the response runs.
+    if (judgeToolCalls(snap, keys, outcome.calls, iteration) !== "ok") {
       return { kind: "failed", code: "model_tool_loop" };
     }
-    if (!snap.toolset.tool_ids.includes(call.tool_id)) {
-      return { kind: "failed", code: "model_tool_loop" };
+    for (const call of outcome.calls) {
+      keys.push(callKey(call));
+      const toolRequest = ++requestId;
+      await port.send({
+        v: 2,
+        type: "tool.call",
+        request_id: toolRequest,
+        iteration,
+        call_id: call.call_id,
+        tool_id: call.tool_id,
+      });
+      const result = await next();
+      if (
+        result.type !== "tool.result" || result.request_id !== toolRequest ||
+        result.call_id !== call.call_id
+      ) throw fail("worker_protocol_error");
+      // A tool error is a result the model sees; it does not end the Turn.
+      resultIds.push(call.call_id);
     }
-    const key = `${call.tool_id}\u0000${call.args_digest}`;
-    if (seen.has(key)) return { kind: "failed", code: "model_tool_loop" };
-    seen.add(key);
-    toolCalls++;
-    const toolRequest = ++requestId;
-    await port.send({
-      v: 2,
-      type: "tool.call",
-      request_id: toolRequest,
-      iteration,
-      call_id: call.call_id,
-      tool_id: call.tool_id,
-    });
-    const result = await next();
-    if (
-      result.type !== "tool.result" || result.request_id !== toolRequest ||
-      result.call_id !== call.call_id
-    ) throw fail("worker_protocol_error");
-    // A tool error is a result the model sees; it does not end the Turn.
-    resultIds.push(call.call_id);
   }
   return { kind: "failed", code: "model_tool_loop" };
 }

@@ -13,7 +13,10 @@ import { z } from "zod";
 import { isErrorCode } from "../errors.ts";
 import { IPC_PROTOCOL_VERSION } from "./ipc.ts";
 import {
+  CALL_ID_MAX,
   IPC_ROUNDS_MAX,
+  MODEL_RESULT_CALLS_MAX,
+  RUN_DEADLINE_MIN_MS,
   RUN_DEADLINE_MS,
   WORKER_MODEL_CALLS_MAX,
   WORKER_TOOL_CALLS_MAX,
@@ -30,7 +33,9 @@ export const IdSchema = z.string().regex(ID);
 /** Stable tool ids like `file/read_text` [TL-1]. */
 export const ToolIdSchema = z.string().regex(/^[a-z]{2,16}\/[a-z_]{2,32}$/);
 /** Call ids are minted by the Control Plane, never by the model. */
-export const CallIdSchema = z.string().regex(/^call-[1-9]$/);
+export const CallIdSchema = z.string().regex(/^call-[1-9][0-9]?$/).refine((s) =>
+  Number(s.slice(5)) <= CALL_ID_MAX
+);
 /** Request ids are small per-Run counters; at most IPC_ROUNDS_MAX rounds. */
 export const RequestIdSchema = z.number().int().min(1).max(IPC_ROUNDS_MAX);
 const IterationSchema = z.number().int().min(1).max(WORKER_MODEL_CALLS_MAX);
@@ -47,15 +52,18 @@ export const ToolsetRefSchema = z.object({
 }).strict();
 export type ToolsetRef = z.infer<typeof ToolsetRefSchema>;
 
-/** TurnRuntimeSnapshot [SB-5]: fixed at Run start, never changed by the Worker. */
+/**
+ * TurnRuntimeSnapshot [SB-5, SB-8]: fixed at Run start, never changed by the
+ * Worker. The bounds are the product's or an Agent's lower ones, never higher.
+ */
 export const TurnRuntimeSnapshotSchema = z.object({
   run_id: IdSchema,
   model_id: z.string().regex(/^[a-z0-9][a-z0-9._:-]{0,63}$/),
   plan: RefSchema,
   toolset: ToolsetRefSchema,
-  model_calls_max: z.literal(WORKER_MODEL_CALLS_MAX),
-  tool_calls_max: z.literal(WORKER_TOOL_CALLS_MAX),
-  deadline_ms: z.literal(RUN_DEADLINE_MS),
+  model_calls_max: z.number().int().min(1).max(WORKER_MODEL_CALLS_MAX),
+  tool_calls_max: z.number().int().min(0).max(WORKER_TOOL_CALLS_MAX),
+  deadline_ms: z.number().int().min(RUN_DEADLINE_MIN_MS).max(RUN_DEADLINE_MS),
 }).strict();
 export type TurnRuntimeSnapshot = z.infer<typeof TurnRuntimeSnapshotSchema>;
 
@@ -83,7 +91,7 @@ export const ModelOutcomeSchema = z.discriminatedUnion("kind", [
   }).strict(),
   z.object({
     kind: z.literal("tool_calls"),
-    calls: z.array(ToolCallRefSchema).min(1).max(8),
+    calls: z.array(ToolCallRefSchema).min(1).max(MODEL_RESULT_CALLS_MAX),
   }).strict(),
   z.object({ kind: z.literal("error"), code: ErrorCodeSchema }).strict(),
 ]);

@@ -22,7 +22,7 @@ import {
 import type { ChatOutcome } from "../model/types.ts";
 import { usageFinished, usageStarted } from "../store/run_store.ts";
 import { JournalUnavailable } from "./run_recorder.ts";
-import type { TurnContext } from "./turn_driver.ts";
+import type { TurnContext } from "./turn_context.ts";
 
 export interface ModelCallResult {
   outcome: ChatOutcome;

@@ -40,7 +40,8 @@ import type { RunService } from "./run_service.ts";
 
 export type RunQueries = ReturnType<typeof createRunQueries>;
 
-export function createRunQueries(runs: RunService) {
+export function createRunQueries(service: RunService) {
+  const runs = service.read;
   const key = createInspectionKey();
 
   function requireRun(db: DatabaseSync, runId: string): RunRow {
@@ -67,7 +68,7 @@ export function createRunQueries(runs: RunService) {
       const db = runs.stateDb(agentId);
       const run = requireRun(db, runId);
       const last = parseLastEventId(lastEventId);
-      const rec = runs.hub.get(runId, agentId);
+      const rec = runs.live(runId, agentId);
       if (rec && last.durable === 0) return liveStream(rec, last.live, signal);
       return durableStream({ run, events: validated(db, agentId, run) }, last.durable);
     },
@@ -97,7 +98,7 @@ export function createRunQueries(runs: RunService) {
     context(agentId: string, runId: string) {
       const db = runs.stateDb(agentId);
       const run = requireRun(db, runId);
-      const plan = runs.plans.get(runId);
+      const plan = runs.plan(runId);
       if (plan) return inspectPlan(plan, key);
       const summary = PAYLOADS["run.started"].safeParse(JSON.parse(run.started_summary));
       if (!summary.success) throw new AppError("journal_corrupt", "started summary");
@@ -138,20 +139,20 @@ export function createRunQueries(runs: RunService) {
     /** GET …/sessions/<conv>/preparation */
     preparation(agentId: string, conversationId: string) {
       requireConversation(runs.stateDb(agentId), conversationId);
-      const op = runs.preparations.current(agentId, conversationId);
+      const op = runs.preparation(agentId, conversationId);
       const runId = runs.activeRunOf(agentId, conversationId);
       return {
         state: op ? "preparing" : runId ? "running" : "idle",
         run_id: runId,
         operation_id: op?.id ?? null,
-        operation: op ? op.view() : null,
+        operation: op ? op.view : null,
       };
     },
 
     /** POST …/sessions/<conv>/preparation/cancel */
     cancelPreparation(agentId: string, conversationId: string, operationId: string) {
       requireConversation(runs.stateDb(agentId), conversationId);
-      return runs.preparations.cancel(agentId, conversationId, operationId);
+      return service.cancelPreparation(agentId, conversationId, operationId);
     },
 
     /** GET …/runs/<run>/capability-audit?offset= */
@@ -185,7 +186,7 @@ export function createRunQueries(runs: RunService) {
         throw new AppError("permission_not_found");
       }
       // Wakes the waiting Run; a Run that already ended expired its rows in its terminal.
-      runs.approvals.decide(agentId, id, decision);
+      service.approvalDecided(agentId, id, decision);
       return { id, state: decision === "approve" ? "approved" : "denied" };
     },
   };

@@ -1,6 +1,8 @@
 /**
- * The Run service: admission, execution, cancel and restart recovery of Runs
- * [CV-2, CV-5, CV-6, SB-1, EV-1, EV-2, TL-2].
+ * The Run service: admission, cancel and restart recovery of Runs, and the
+ * one interface (`RunService`) the routes, commands and read side use
+ * [CV-2, CV-5, CV-6, SB-1, EV-1, EV-2, TL-2]. Active Runs are owned by
+ * active_runs.ts; one Run's execution is run_execution.ts.
  *
  * What this file enforces:
  * - admission: message ≤ 8192 UTF-8 bytes (413), slash input refused
@@ -11,11 +13,9 @@
  *   inside the transaction), a qualified model, a readable instruction file,
  *   and context admission of the first call (413 model_context_limit);
  * - the Turn, the Run row and `run.started` are written in ONE transaction;
- * - the Worker is spawned confined and attested (supervisor) before the turn
- *   frame; no unsandboxed fallback exists;
- * - cancel (202) aborts the model stream and sends `cancel` to the Worker; a
- *   Worker that does not finish within the grace is killed; the 240 s deadline
- *   does the same with `model_turn_deadline`;
+ * - cancel (202) aborts the Run (active_runs.ts: model stream, `cancel`
+ *   frame, kill after the grace); the Run deadline does the same with
+ *   `model_turn_deadline` (run_execution.ts);
  * - recovery at start: every `running` Run gets a `run.failed/run_interrupted`
  *   terminal and becomes `interrupted`, dispatched operations become
  *   `outcome_unknown` (never re-dispatched), usage leftovers `incomplete`, and
@@ -26,10 +26,9 @@ import { isCommandInput } from "../protocol/command_input.ts";
 import { admit } from "../context/admission.ts";
 import { compileContextPlan, type ContextPlan } from "../context/plan.ts";
 import { AppError } from "../errors.ts";
-import { LiveHub } from "../events/live_hub.ts";
-import { agentRuntimeRel, type HomeLayout } from "../home.ts";
+import { LiveHub, type LiveRecord } from "../events/live_hub.ts";
+import type { HomeLayout } from "../home.ts";
 import {
-  ACTIVE_RUNS_TOTAL_MAX,
   CONTEXT_PLANS_IN_MEMORY,
   RUN_DEADLINE_MS,
   SHUTDOWN_GRACE_MS,
@@ -37,38 +36,24 @@ import {
 } from "../limits.ts";
 import type { Logger } from "../log.ts";
 import type { ModelBroker } from "../model/types.ts";
-import { ensurePrivateDir } from "../path_safety.ts";
 import { utf8Bytes } from "../protocol/digest.ts";
-import {
-  parseWorkerFrame,
-  type TurnRuntimeSnapshot,
-  type WorkerToControl,
-} from "../protocol/worker_frames.ts";
+import { parseWorkerFrame } from "../protocol/worker_frames.ts";
 import { getRun } from "../store/run_store.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
 import { sealCatalog, type ToolCatalog } from "../tools/catalog.ts";
-import { spawnConfinedWorker, type WorkerHandle } from "../worker/supervisor.ts";
-import { Approvals } from "./approvals.ts";
+import { spawnConfinedWorker } from "../worker/supervisor.ts";
+import { ActiveRuns } from "./active_runs.ts";
+import { Approvals, type Decision } from "./approvals.ts";
 import { recoverRuns } from "./recovery.ts";
 import { beginRun, turnSnapshot } from "./run_begin.ts";
-import { Preparations } from "./preparation.ts";
-import { contextInputsOf, createRunInputs } from "./run_inputs.ts";
-import { RunRecorder, type Terminal } from "./run_recorder.ts";
-import {
-  abortedTerminal,
-  type AbortReason,
-  cancelFrameReason,
-  crashTerminal,
-  errorTerminal,
-} from "./run_terminal.ts";
+import { executeRun, type SpawnWorker } from "./run_execution.ts";
+import { Preparations, type PreparationView } from "./preparation.ts";
+import { contextInputsOf, createRunInputs, type PreparedInputs } from "./run_inputs.ts";
+import { RunRecorder } from "./run_recorder.ts";
 import { NO_RUN_TEST_HOOKS, type RunTestHooks } from "./test_hooks.ts";
-import type { ApprovalContext } from "./tool_call.ts";
-import { driveTurn } from "./turn_driver.ts";
 
-/** Grace for a Worker to report `cancelled` before it is killed. */
-export const CANCEL_GRACE_MS = 2000;
-
-export type SpawnWorker = (runRoot: string) => Promise<WorkerHandle<WorkerToControl>>;
+export { CANCEL_GRACE_MS } from "./active_runs.ts";
+export type { SpawnWorker } from "./run_execution.ts";
 
 export interface RunServiceOptions {
   home: HomeLayout;
@@ -87,26 +72,61 @@ export interface RunServiceOptions {
   testHooks?: RunTestHooks;
 }
 
-interface ActiveRun {
-  agentId: string;
-  conversationId: string;
-  runId: string;
-  turnId: string;
-  controller: AbortController;
-  reason: AbortReason | null;
-  worker: WorkerHandle<WorkerToControl> | null;
-  done: Promise<void>;
-}
-
 export interface SubmitBody {
   message: string;
   model_id?: string;
   compact?: boolean;
 }
 
-export type RunService = ReturnType<typeof createRunService>;
+/**
+ * The Run service as its callers see it: commands (submit, cancel, Agent
+ * work, shutdown, recovery, approvals and preparation cancel) and the
+ * read-only facts the read side (run_queries.ts) needs. Its state — the
+ * active Runs, live records, plans, approvals, preparations — stays inside.
+ */
+export interface RunService {
+  submit(agentId: string, conversationId: string, body: SubmitBody): Promise<{
+    turn_id: string;
+    run_id: string;
+  }>;
+  /** POST …/runs/<run>/cancel: 202 = accepted, not stopped. */
+  cancel(agentId: string, runId: string): { run_id: string; state: "cancelling" };
+  /** AgentRunControl: cancel every Run of an Agent and wait for them to end. */
+  cancelAgentWork(agentId: string, reason: "upgrade" | "delete"): Promise<void>;
+  /** Stops admission, cancels every Run and waits (bounded) for them to converge [OP-2]. */
+  shutdown(): Promise<void>;
+  /** [CV-6] Startup: converge every Run left running by a previous process. */
+  recover(): void;
+  /** Wakes the Run waiting on permission `id` (its row is already decided). */
+  approvalDecided(agentId: string, id: string, decision: Decision): void;
+  /** POST …/preparation/cancel. */
+  cancelPreparation(
+    agentId: string,
+    conversationId: string,
+    operationId: string,
+  ): ReturnType<Preparations["cancel"]>;
+  readonly read: RunReadPort;
+}
 
-export function createRunService(opts: RunServiceOptions) {
+/** What the read side may know of the service; nothing here changes state. */
+export interface RunReadPort {
+  stateDb(agentId: string): DatabaseSync;
+  /** The live record of an active or recent Run of this Agent. */
+  live(runId: string, agentId: string): LiveRecord | null;
+  /** The plan of one of the most recent Runs [CX-4]; older Runs answer from `run.started`. */
+  plan(runId: string): ContextPlan | null;
+  activeRunOf(agentId: string, conversationId: string): string | null;
+  /** The Conversation's preparation in flight. */
+  preparation(
+    agentId: string,
+    conversationId: string,
+  ): { id: string; view: PreparationView } | null;
+  prepare(agentId: string, conversationId: string, modelId: string): Promise<PreparedInputs>;
+  usageScope: ReturnType<typeof createRunInputs>["usageScope"];
+  defaultModelId(): string;
+}
+
+export function createRunService(opts: RunServiceOptions): RunService {
   const now = opts.now ?? Date.now;
   const catalog = opts.catalog ?? sealCatalog();
   const hooks = opts.testHooks ?? NO_RUN_TEST_HOOKS;
@@ -114,11 +134,9 @@ export function createRunService(opts: RunServiceOptions) {
   const hub = new LiveHub();
   const approvals = new Approvals();
   const preparations = new Preparations(now, hooks.preparationPause);
-  const active = new Map<string, ActiveRun>();
+  const active = new ActiveRuns(opts.log);
   /** Plans of the most recent Runs for inspection [CX-4]; older Runs answer from run.started. */
   const plans = new Map<string, ContextPlan>();
-  /** Every Run not yet fully cleaned up (Worker reaped, Run root removed). */
-  const pendingExits = new Set<Promise<void>>();
   let shuttingDown = false;
   const spawnWorker: SpawnWorker = opts.spawnWorker ?? ((runRoot) =>
     spawnConfinedWorker({
@@ -140,19 +158,15 @@ export function createRunService(opts: RunServiceOptions) {
     catalog,
   });
   const { stateDb, workspaceDir, defaultModelId, prepare, usageScope } = inputs;
-
-  /** One active Run per Conversation (409 first, the DB enforces it again), ≤ 4 in all (503). */
-  function assertRoomFor(agentId: string, conversationId: string): void {
-    if (activeRunOf(agentId, conversationId) !== null) throw new AppError("conversation_busy");
-    if (active.size >= ACTIVE_RUNS_TOTAL_MAX) throw new AppError("runs_busy");
-  }
-
-  function activeRunOf(agentId: string, conversationId: string): string | null {
-    for (const r of active.values()) {
-      if (r.agentId === agentId && r.conversationId === conversationId) return r.runId;
-    }
-    return null;
-  }
+  const execution = {
+    home: opts.home,
+    broker: opts.broker,
+    log: opts.log,
+    now,
+    spawnWorker,
+    workspaceDir,
+    abort: (runId: string, reason: "deadline") => active.abort(runId, reason),
+  };
 
   async function submit(agentId: string, conversationId: string, body: SubmitBody) {
     if (utf8Bytes(body.message) > USER_MESSAGE_MAX_BYTES) throw new AppError("message_too_large");
@@ -160,7 +174,7 @@ export function createRunService(opts: RunServiceOptions) {
     // [SC-1] Slash input belongs to …/commands: never a Turn, never sent to the model.
     if (isCommandInput(body.message)) throw new AppError("command_invalid", "slash input");
     if (shuttingDown) throw new AppError("shutting_down");
-    assertRoomFor(agentId, conversationId);
+    active.assertRoom(agentId, conversationId);
     const admission = opts.agents.admit(agentId);
     let started = false;
     let op;
@@ -188,7 +202,7 @@ export function createRunService(opts: RunServiceOptions) {
         throw new AppError("model_context_limit");
       }
       // Re-checked after the awaits above: a concurrent submit may have won meanwhile.
-      assertRoomFor(agentId, conversationId);
+      active.assertRoom(agentId, conversationId);
       // An upgrade or delete fenced the Agent while this was preparing: no Run on the old
       // generation (its drain aborts preparations, and this closes the rest of the window).
       if (!opts.agents.isCurrentGeneration(agentId, admission.generation)) {
@@ -210,18 +224,6 @@ export function createRunService(opts: RunServiceOptions) {
       rememberPlan(runId, plan);
       const live = hub.create(runId, agentId);
       live.push(staged.envelope);
-      const run: ActiveRun = {
-        agentId,
-        conversationId,
-        runId,
-        turnId,
-        controller: new AbortController(),
-        reason: null,
-        worker: null,
-        done: Promise.resolve(),
-      };
-      active.set(runId, run);
-      started = true;
       const recorder = new RunRecorder({
         db: p.db,
         journal,
@@ -232,7 +234,7 @@ export function createRunService(opts: RunServiceOptions) {
         startedAt: at,
         journalFault: hooks.journalFault,
       });
-      run.done = execute(run, recorder, {
+      const admitted = {
         db: p.db,
         plan,
         snapshot: turnSnapshot(runId, modelId, plan, p.toolset),
@@ -245,12 +247,13 @@ export function createRunService(opts: RunServiceOptions) {
           generationCurrent: () => opts.agents.isCurrentGeneration(agentId, admission.generation),
           receipts: new Map(),
         },
-      }).finally(() => {
-        active.delete(runId);
-        admission.release();
-        pendingExits.delete(run.done);
-      });
-      pendingExits.add(run.done);
+      };
+      active.start(
+        { agentId, conversationId, runId },
+        (run, runHooks) => executeRun(execution, run, runHooks, recorder, admitted),
+        () => admission.release(),
+      );
+      started = true;
       return { turn_id: turnId, run_id: runId };
     } catch (err) {
       // A preparation aborted by the Agent's upgrade or delete reads as the fence it is.
@@ -263,142 +266,50 @@ export function createRunService(opts: RunServiceOptions) {
     }
   }
 
-  async function execute(
-    run: ActiveRun,
-    recorder: RunRecorder,
-    x: {
-      db: DatabaseSync;
-      plan: ContextPlan;
-      snapshot: TurnRuntimeSnapshot;
-      scope: string;
-      deadline: number;
-      approvals: ApprovalContext;
-    },
-  ): Promise<void> {
-    const rootRel = `${agentRuntimeRel(run.agentId)}/runs/${run.runId}`;
-    const runRoot = `${opts.home.root}/${rootRel}`;
-    const timer = setTimeout(() => abort(run, "deadline"), Math.max(0, x.deadline - now()));
-    let terminal: Terminal;
-    try {
-      ensurePrivateDir(opts.home.root, rootRel);
-      const worker = await spawnWorker(runRoot);
-      run.worker = worker;
-      // Cancelled (or past the deadline) while the Worker was starting: no turn frame at all.
-      terminal = run.reason !== null ? abortedTerminal(run.reason) : await driveTurn({
-        // A Worker that exited (cancel, crash; the supervisor says `worker_crashed`) shows up
-        // as end of input on receive, where the Broker's code still wins [SB-5].
-        send: (f) =>
-          worker.send(f).catch((err) => {
-            if (err instanceof AppError && err.code === "worker_crashed") return;
-            if (!(err instanceof Deno.errors.BrokenPipe)) throw err;
-          }),
-        receive: (ms) => worker.receive(ms),
-      }, {
-        snapshot: x.snapshot,
-        plan: x.plan,
-        workspaceDir: workspaceDir(run.agentId),
-        broker: opts.broker,
-        recorder,
-        db: x.db,
-        log: opts.log,
-        now,
-        deadline: x.deadline,
-        signal: run.controller.signal,
-        abortReason: () => run.reason,
-        scope: x.scope,
-        approvals: x.approvals,
-      });
-      if (terminal.state === "failed" && terminal.code === "worker_crashed") {
-        terminal = await crashTerminal(worker.exited, terminal, CANCEL_GRACE_MS);
-      }
-    } catch (err) {
-      const kind = err instanceof Error ? err.name : typeof err;
-      if (!(err instanceof AppError)) opts.log.error("run.execute_failed", { kind });
-      terminal = errorTerminal(err, run.reason);
-    } finally {
-      clearTimeout(timer);
-    }
-    recorder.finish(terminal);
-    // Inactive once the terminal is durable; Worker exit and root removal still hold admission.
-    active.delete(run.runId);
-    const w = run.worker;
-    if (w) await w.cancel(CANCEL_GRACE_MS);
-    else {
-      await Deno.remove(runRoot, { recursive: true }).catch((err) => {
-        if (!(err instanceof Deno.errors.NotFound)) throw err;
-      });
-    }
-  }
-
-  function abort(run: ActiveRun, reason: AbortReason): void {
-    if (run.reason !== null) return;
-    run.reason = reason;
-    run.controller.abort();
-    const w = run.worker;
-    if (!w) return;
-    w.send({ v: 2, type: "cancel", reason: cancelFrameReason(reason) }).catch((err) => {
-      opts.log.warn("run.cancel_send_failed", { kind: err instanceof Error ? err.name : "x" });
-    });
-    // A Worker that does not report within the grace is killed; the driver then sees EOF.
-    setTimeout(() => {
-      if (active.has(run.runId)) w.kill("cancelled").catch(() => undefined);
-    }, CANCEL_GRACE_MS);
-  }
-
-  /** POST …/runs/<run>/cancel: 202 = accepted, not stopped. */
-  function cancel(agentId: string, runId: string): { run_id: string; state: "cancelling" } {
-    const db = stateDb(agentId);
-    const run = active.get(runId);
-    if (!run || run.agentId !== agentId) {
-      if (!getRun(db, runId)) throw new AppError("run_not_found");
-      throw new AppError("run_not_active");
-    }
-    abort(run, "user");
-    return { run_id: runId, state: "cancelling" };
-  }
-
-  /** AgentRunControl: cancel every Run of an Agent and wait for them to end. */
-  async function cancelAgentWork(agentId: string, reason: "upgrade" | "delete"): Promise<void> {
-    preparations.abortAgent(agentId);
-    const mine = [...active.values()].filter((r) => r.agentId === agentId);
-    for (const r of mine) abort(r, reason === "upgrade" ? "agent_upgrade" : "agent_delete");
-    await Promise.all(mine.map((r) => r.done));
-    // A deleted Agent keeps nothing; after an upgrade (whose drain may have given up and
-    // lifted the fence meanwhile) only the Runs cancelled here go, never newer ones.
-    if (reason === "delete") hub.dropAgent(agentId);
-    else hub.dropRuns(mine.map((r) => r.runId));
-  }
-
-  /** Stops admission, cancels every Run and waits (bounded) for them to converge [OP-2]. */
-  async function shutdown(): Promise<void> {
-    shuttingDown = true;
-    for (const r of active.values()) abort(r, "shutdown");
-    let t: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      Promise.all([...pendingExits]),
-      new Promise((res) => (t = setTimeout(res, SHUTDOWN_GRACE_MS))),
-    ]);
-    clearTimeout(t);
-  }
-
   return {
-    hub,
-    plans,
-    approvals,
-    preparations,
     submit,
-    cancel,
-    cancelAgentWork,
-    shutdown,
-    /** [CV-6] Startup: converge every Run left running by a previous process. */
+    cancel(agentId, runId) {
+      const db = stateDb(agentId);
+      if (!active.get(agentId, runId)) {
+        if (!getRun(db, runId)) throw new AppError("run_not_found");
+        throw new AppError("run_not_active");
+      }
+      active.abort(runId, "user");
+      return { run_id: runId, state: "cancelling" };
+    },
+    async cancelAgentWork(agentId, reason) {
+      preparations.abortAgent(agentId);
+      const mine = await active.abortAgent(
+        agentId,
+        reason === "upgrade" ? "agent_upgrade" : "agent_delete",
+      );
+      // A deleted Agent keeps nothing; after an upgrade (whose drain may have given up and
+      // lifted the fence meanwhile) only the Runs cancelled here go, never newer ones.
+      if (reason === "delete") hub.dropAgent(agentId);
+      else hub.dropRuns(mine);
+    },
+    async shutdown() {
+      shuttingDown = true;
+      await active.abortAll("shutdown", SHUTDOWN_GRACE_MS);
+    },
     recover: () => recoverRuns({ home: opts.home, agents: opts.agents, log: opts.log, now }),
-    stateDb,
-    prepare,
-    usageScope,
-    activeCount: () => active.size,
-    isActive: (runId: string) => active.has(runId),
-    activeRunOf,
-    defaultModelId,
-    catalog,
+    approvalDecided(agentId, id, decision) {
+      approvals.decide(agentId, id, decision);
+    },
+    cancelPreparation: (agentId, conversationId, operationId) =>
+      preparations.cancel(agentId, conversationId, operationId),
+    read: {
+      stateDb,
+      live: (runId, agentId) => hub.get(runId, agentId),
+      plan: (runId) => plans.get(runId) ?? null,
+      activeRunOf: (agentId, conversationId) => active.runOf(agentId, conversationId),
+      preparation(agentId, conversationId) {
+        const op = preparations.current(agentId, conversationId);
+        return op ? { id: op.id, view: op.view() } : null;
+      },
+      prepare,
+      usageScope,
+      defaultModelId,
+    },
   };
 }

@@ -18,9 +18,7 @@
  */
 import type { ErrorCode } from "../errors.ts";
 import { OPERATION_LEDGER_ROWS_MAX, PERMISSIONS_PENDING_MAX } from "../limits.ts";
-import type { ToolCall } from "../model/types.ts";
 import { canonicalJson, domainDigest } from "../protocol/digest.ts";
-import type { ToolCallRef } from "../protocol/worker_frames.ts";
 import {
   countPendingPermissions,
   expirePermissions,
@@ -31,10 +29,8 @@ import {
   operationRefused,
   trimOperations,
 } from "../store/run_store.ts";
-import type { ReadReceipt } from "../tools/file_read_text.ts";
 import { validateToolArgs } from "../tools/policy.ts";
 import { type ProjectionBudget, projectToolResult } from "../tools/projection.ts";
-import type { Approvals } from "./approvals.ts";
 import {
   commitApproved,
   executeReadTool,
@@ -43,23 +39,8 @@ import {
   READ_TOOL_EXECUTORS,
   type ToolExecResult,
 } from "./tool_exec.ts";
-import type { TurnContext } from "./turn_driver.ts";
-
-export interface Pending {
-  ref: ToolCallRef;
-  call: ToolCall;
-}
-
-/** What an interactive Run needs to gate `ask` tools. */
-export interface ApprovalContext {
-  approvals: Approvals;
-  agentId: string;
-  generation: number;
-  /** False once the Agent was fenced for upgrade/delete. */
-  generationCurrent(): boolean;
-  /** `file/read_text` receipts of THIS Run by path (what a mutation must prove) [TL-6]. */
-  receipts: Map<string, ReadReceipt>;
-}
+import type { TurnContext } from "./turn_context.ts";
+import type { Pending } from "./turn_state.ts";
 
 export type ToolRun =
   | { ok: true; digest: string; projection: string; fatal: ErrorCode | null }

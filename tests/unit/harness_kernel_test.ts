@@ -1,5 +1,6 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { type KernelPort, runHarnessKernel } from "../../runtime/kernel/harness_kernel.ts";
+import { RUN_DEADLINE_MS } from "../../runtime/limits.ts";
 import {
   type ControlToWorker,
   parseControlFrame,
@@ -7,28 +8,17 @@ import {
   type TurnRuntimeSnapshot,
   type WorkerToControl,
 } from "../../runtime/protocol/worker_frames.ts";
-
-const D = (c: string) => `sha256:${c.repeat(64)}`;
-const SNAP: TurnRuntimeSnapshot = {
-  run_id: "11111111-1111-4111-8111-111111111111",
-  model_id: "qwen3.5:2b",
-  plan: { id: "22222222-2222-4222-8222-222222222222", digest: D("a") },
-  toolset: {
-    id: "33333333-3333-4333-8333-333333333333",
-    digest: D("b"),
-    tool_ids: ["file/read_text", "file/stat"],
-  },
-  model_calls_max: 4,
-  tool_calls_max: 2,
-  deadline_ms: 240000,
-};
+import { D, type ModelStep, SNAP, TURN_TABLE } from "../helpers/turn_table.ts";
 
 type Reply = (sent: WorkerToControl) => ControlToWorker | null;
 
 /** A scripted Control Plane: answers each Worker frame with the next reply function. */
-function scriptedPort(replies: Reply[]): { port: KernelPort; sent: WorkerToControl[] } {
+function scriptedPort(
+  replies: Reply[],
+  snapshot: TurnRuntimeSnapshot = SNAP,
+): { port: KernelPort; sent: WorkerToControl[] } {
   const sent: WorkerToControl[] = [];
-  const queue: (ControlToWorker | null)[] = [{ type: "turn.start", v: 2, snapshot: SNAP }];
+  const queue: (ControlToWorker | null)[] = [{ type: "turn.start", v: 2, snapshot }];
   let i = 0;
   const port: KernelPort = {
     send(frame) {
@@ -76,87 +66,56 @@ const toolOk: Reply = (s) => ({
   outcome: { kind: "ok", result_digest: D("d") },
 });
 
-const cases: { name: string; replies: Reply[]; expect: unknown; modelCalls?: number }[] = [
-  {
-    name: "a plain answer completes after one model call",
-    replies: [answer],
-    expect: {
-      kind: "completed",
-      reason: "stop",
-      answer_digest: D("c"),
-      model_calls: 1,
-      tool_calls: 0,
-    },
-  },
-  {
-    name: "model → tool → model completes with one tool call",
-    replies: [toolCall(1), toolOk, answer],
-    expect: {
-      kind: "completed",
-      reason: "stop",
-      answer_digest: D("c"),
-      model_calls: 2,
-      tool_calls: 1,
-    },
-  },
-  {
-    name: "two sequential tool calls narrow the toolset and finalize the third call",
-    replies: [toolCall(1), toolOk, toolCall(2, "file/stat"), toolOk, answer],
-    expect: {
-      kind: "completed",
-      reason: "stop",
-      answer_digest: D("c"),
-      model_calls: 3,
-      tool_calls: 2,
-    },
-  },
-  {
-    name: "a third tool call ends the Turn with model_tool_loop",
-    replies: [toolCall(1), toolOk, toolCall(2, "file/stat"), toolOk, toolCall(3)],
-    expect: { kind: "failed", code: "model_tool_loop" },
-  },
-  {
-    name: "a duplicate tool call ends the Turn with model_tool_loop",
-    replies: [toolCall(1), toolOk, toolCall(2, "file/read_text", D("1"))],
-    expect: { kind: "failed", code: "model_tool_loop" },
-  },
+/** The model's answers of a table row as the Control Plane's replies (ids minted in order). */
+function repliesOf(steps: ModelStep[]): Reply[] {
+  const out: Reply[] = [];
+  let next = 1;
+  for (const step of steps) {
+    if ("answer" in step) out.push(answer);
+    else if ("error" in step) {
+      out.push((s) => ({
+        v: 2,
+        type: "model.result",
+        request_id: (s as { request_id: number }).request_id,
+        iteration: (s as { iteration: number }).iteration,
+        outcome: { kind: "error", code: step.error },
+      }));
+    } else {
+      const calls = step.calls.map((c) => ({
+        call_id: `call-${next++}`,
+        tool_id: c.tool,
+        args_digest: `sha256:${c.arg.toString(16).padStart(64, "0")}`,
+      }));
+      out.push((s) => ({
+        v: 2,
+        type: "model.result",
+        request_id: (s as { request_id: number }).request_id,
+        iteration: (s as { iteration: number }).iteration,
+        outcome: { kind: "tool_calls", calls },
+      }));
+      for (let i = 0; i < calls.length; i++) out.push(toolOk);
+    }
+  }
+  return out;
+}
+
+for (const c of TURN_TABLE) {
+  Deno.test(`runHarnessKernel() table: ${c.name}`, async () => {
+    const expect = c.expect.kind === "completed"
+      ? { ...c.expect, answer_digest: D("c") }
+      : c.expect;
+    const { port, sent } = scriptedPort(repliesOf(c.steps), { ...SNAP, ...c.limits });
+    const result = await runHarnessKernel(port);
+    assertEquals(result, { kind: "finished", outcome: expect });
+    assertEquals(sent.at(-1), { v: 2, type: "turn.finish", outcome: expect });
+  });
+}
+
+const cases: { name: string; replies: Reply[]; expect: unknown }[] = [
   {
     name: "an out-of-order call id ends the Turn with model_tool_loop",
     replies: [toolCall(2)],
     expect: { kind: "failed", code: "model_tool_loop" },
-  },
-  {
-    name: "a tool outside the toolset ends the Turn with model_tool_loop",
-    replies: [toolCall(1, "file/write")],
-    expect: { kind: "failed", code: "model_tool_loop" },
-  },
-  {
-    name: "parallel tool calls end the Turn with model_tool_loop",
-    replies: [(s) => ({
-      v: 2,
-      type: "model.result",
-      request_id: (s as { request_id: number }).request_id,
-      iteration: 1,
-      outcome: {
-        kind: "tool_calls",
-        calls: [
-          { call_id: "call-1", tool_id: "file/stat", args_digest: D("1") },
-          { call_id: "call-2", tool_id: "file/stat", args_digest: D("2") },
-        ],
-      },
-    })],
-    expect: { kind: "failed", code: "model_tool_loop" },
-  },
-  {
-    name: "the Broker's error code is reported unchanged",
-    replies: [(s) => ({
-      v: 2,
-      type: "model.result",
-      request_id: (s as { request_id: number }).request_id,
-      iteration: 1,
-      outcome: { kind: "error", code: "model_stream_idle_timeout" },
-    })],
-    expect: { kind: "failed", code: "model_stream_idle_timeout" },
   },
   {
     name: "a reply for the wrong request id is a worker protocol error",
@@ -179,20 +138,26 @@ for (const c of cases) {
   });
 }
 
-Deno.test("runHarnessKernel(): the call after the second tool narrows the toolset and finalizes", async () => {
-  const { port, sent } = scriptedPort([
-    toolCall(1),
-    toolOk,
-    toolCall(2, "file/stat"),
-    toolOk,
-    answer,
-  ]);
+Deno.test("runHarnessKernel(): the call after the last permitted tool narrows the toolset and finalizes", async () => {
+  const n = SNAP.tool_calls_max;
+  const steps: ModelStep[] = Array.from({ length: n }, (_, i) => ({
+    calls: [{ tool: "file/stat", arg: i + 1 }],
+  }));
+  const { port, sent } = scriptedPort(repliesOf([...steps, { answer: true }]));
   await runHarnessKernel(port);
   const calls = sent.filter((f) => f.type === "model.call");
-  assertEquals(calls.length, 3);
-  assertEquals(calls.map((c) => c.type === "model.call" && c.toolset.tool_ids.length), [2, 2, 0]);
-  assertEquals(calls.map((c) => c.type === "model.call" && c.finalize), [false, false, true]);
-  assertEquals(calls[2].type === "model.call" && calls[2].tool_results, ["call-1", "call-2"]);
+  assertEquals(calls.length, n + 1);
+  const sizes = calls.map((c) => c.type === "model.call" && c.toolset.tool_ids.length);
+  assertEquals(sizes, [...Array(n).fill(2), 0]);
+  assertEquals(calls.map((c) => c.type === "model.call" && c.finalize), [
+    ...Array(n).fill(false),
+    true,
+  ]);
+  const last = calls[n];
+  assertEquals(
+    last.type === "model.call" && last.tool_results,
+    Array.from({ length: n }, (_, i) => `call-${i + 1}`),
+  );
 });
 
 Deno.test("runHarnessKernel(): end of input before the snapshot returns eof without frames", async () => {
@@ -205,7 +170,7 @@ Deno.test("runHarnessKernel(): end of input before the snapshot returns eof with
   assertEquals(sent, []);
 });
 
-Deno.test("runHarnessKernel(): the 240 s deadline fails the Turn with model_turn_deadline", async () => {
+Deno.test("runHarnessKernel(): the Run deadline fails the Turn with model_turn_deadline", async () => {
   let t = 0;
   const sent: WorkerToControl[] = [];
   const frames: ControlToWorker[] = [{ type: "turn.start", v: 2, snapshot: SNAP }];
@@ -216,7 +181,7 @@ Deno.test("runHarnessKernel(): the 240 s deadline fails the Turn with model_turn
   }, {
     now: () => t,
     setTimer: (fn, ms) => {
-      assertEquals(ms, 240000);
+      assertEquals(ms, RUN_DEADLINE_MS);
       t += ms;
       queueMicrotask(fn);
       return 1;

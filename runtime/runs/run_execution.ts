@@ -1,0 +1,117 @@
+/**
+ * Execution of one admitted Run [SB-1, SB-5, EV-1, CV-2]: Run root, confined
+ * Worker, the Turn, the terminal, the Worker's end.
+ *
+ * What this file enforces: the Run root exists before the Worker is spawned
+ * (confined and attested by the supervisor; no unsandboxed fallback); a Run
+ * aborted while its Worker started gets no turn frame; the Run deadline
+ * aborts the Run (`model_turn_deadline`); exactly one terminal is recorded,
+ * after which the Run is no longer active; the Worker is then closed (killed
+ * after the cancel grace) or, without one, the Run root removed.
+ */
+import type { ContextPlan } from "../context/plan.ts";
+import { AppError } from "../errors.ts";
+import { agentRuntimeRel, type HomeLayout } from "../home.ts";
+import type { Logger } from "../log.ts";
+import type { ModelBroker } from "../model/types.ts";
+import { ensurePrivateDir } from "../path_safety.ts";
+import type { TurnRuntimeSnapshot, WorkerToControl } from "../protocol/worker_frames.ts";
+import type { DatabaseSync } from "../store/sqlite.ts";
+import type { WorkerHandle } from "../worker/supervisor.ts";
+import { type ActiveRun, CANCEL_GRACE_MS, type RunHooks } from "./active_runs.ts";
+import type { RunRecorder, Terminal } from "./run_recorder.ts";
+import { abortedTerminal, crashTerminal, errorTerminal } from "./run_terminal.ts";
+import type { ApprovalContext } from "./turn_context.ts";
+import { driveTurn } from "./turn_driver.ts";
+
+export type SpawnWorker = (runRoot: string) => Promise<WorkerHandle<WorkerToControl>>;
+
+/** What every Run of a service shares. */
+export interface ExecutionDeps {
+  home: HomeLayout;
+  broker: ModelBroker;
+  log: Logger;
+  now: () => number;
+  spawnWorker: SpawnWorker;
+  workspaceDir(agentId: string): string;
+  /** Aborts the Run (once) for `reason`. */
+  abort(runId: string, reason: "deadline"): void;
+}
+
+/** What one admitted Run brings. */
+export interface AdmittedRun {
+  db: DatabaseSync;
+  plan: ContextPlan;
+  snapshot: TurnRuntimeSnapshot;
+  scope: string;
+  /** Absolute Run deadline (epoch ms). */
+  deadline: number;
+  approvals: ApprovalContext;
+}
+
+export async function executeRun(
+  deps: ExecutionDeps,
+  run: ActiveRun,
+  hooks: RunHooks,
+  recorder: RunRecorder,
+  x: AdmittedRun,
+): Promise<void> {
+  const rootRel = `${agentRuntimeRel(run.agentId)}/runs/${run.runId}`;
+  const runRoot = `${deps.home.root}/${rootRel}`;
+  const timer = setTimeout(
+    () => deps.abort(run.runId, "deadline"),
+    Math.max(0, x.deadline - deps.now()),
+  );
+  let worker: WorkerHandle<WorkerToControl> | null = null;
+  let terminal: Terminal;
+  try {
+    ensurePrivateDir(deps.home.root, rootRel);
+    const w = await deps.spawnWorker(runRoot);
+    worker = w;
+    hooks.attachWorker(w);
+    const reason = run.reason();
+    // Cancelled (or past the deadline) while the Worker was starting: no turn frame at all.
+    terminal = reason !== null ? abortedTerminal(reason) : await driveTurn({
+      // A Worker that exited (cancel, crash; the supervisor says `worker_crashed`) shows up
+      // as end of input on receive, where the Broker's code still wins [SB-5].
+      send: (f) =>
+        w.send(f).catch((err) => {
+          if (err instanceof AppError && err.code === "worker_crashed") return;
+          if (!(err instanceof Deno.errors.BrokenPipe)) throw err;
+        }),
+      receive: (ms) => w.receive(ms),
+    }, {
+      snapshot: x.snapshot,
+      plan: x.plan,
+      workspaceDir: deps.workspaceDir(run.agentId),
+      broker: deps.broker,
+      recorder,
+      db: x.db,
+      log: deps.log,
+      now: deps.now,
+      deadline: x.deadline,
+      signal: run.signal,
+      abortReason: () => run.reason(),
+      scope: x.scope,
+      approvals: x.approvals,
+    });
+    if (terminal.state === "failed" && terminal.code === "worker_crashed") {
+      terminal = await crashTerminal(w.exited, terminal, CANCEL_GRACE_MS);
+    }
+  } catch (err) {
+    const kind = err instanceof Error ? err.name : typeof err;
+    if (!(err instanceof AppError)) deps.log.error("run.execute_failed", { kind });
+    terminal = errorTerminal(err, run.reason());
+  } finally {
+    clearTimeout(timer);
+  }
+  recorder.finish(terminal);
+  // Inactive once the terminal is durable; Worker exit and root removal still hold admission.
+  hooks.settled();
+  if (worker) await worker.cancel(CANCEL_GRACE_MS);
+  else {
+    await Deno.remove(runRoot, { recursive: true }).catch((err) => {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    });
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * What one Turn's Control Plane side works with: the Worker channel and the
+ * TurnContext shared by the turn driver, the model call and the tool call.
+ * Its own module so that those three point at it and never at each other.
+ */
+import type { DatabaseSync } from "node:sqlite";
+import type { ContextPlan } from "../context/plan.ts";
+import type { Logger } from "../log.ts";
+import type { ModelBroker } from "../model/types.ts";
+import { canonicalJson, domainDigest } from "../protocol/digest.ts";
+import type {
+  ControlToWorker,
+  TurnRuntimeSnapshot,
+  WorkerToControl,
+} from "../protocol/worker_frames.ts";
+import type { ReadReceipt } from "../tools/file_read_text.ts";
+import type { Approvals } from "./approvals.ts";
+import type { RunRecorder } from "./run_recorder.ts";
+
+/** The Control Plane's view of a Worker's IPC channel. */
+export interface WorkerChannel {
+  send(frame: ControlToWorker): Promise<void>;
+  /** The next validated frame; null at end of output; rejects on a protocol violation. */
+  receive(timeoutMs: number): Promise<WorkerToControl | null>;
+}
+
+/** What an interactive Run needs to gate `ask` tools. */
+export interface ApprovalContext {
+  approvals: Approvals;
+  agentId: string;
+  generation: number;
+  /** False once the Agent was fenced for upgrade/delete. */
+  generationCurrent(): boolean;
+  /** `file/read_text` receipts of THIS Run by path (what a mutation must prove) [TL-6]. */
+  receipts: Map<string, ReadReceipt>;
+}
+
+export interface TurnContext {
+  snapshot: TurnRuntimeSnapshot;
+  plan: ContextPlan;
+  workspaceDir: string;
+  broker: ModelBroker;
+  recorder: RunRecorder;
+  db: DatabaseSync;
+  log: Logger;
+  now: () => number;
+  /** Absolute Run deadline (epoch ms). */
+  deadline: number;
+  /** Aborted on cancel, deadline or shutdown. */
+  signal: AbortSignal;
+  /** Why `signal` aborted, once it has. */
+  abortReason(): "user" | "shutdown" | "deadline" | "agent_upgrade" | "agent_delete" | null;
+  /** Usage-ledger calibration scope [CX-5]. */
+  scope: string;
+  /** Approvals of `ask` tools [TL-2]; absent ⇒ the Run is non-interactive. */
+  approvals?: ApprovalContext;
+}
+
+export function argsDigest(args: unknown): string {
+  return domainDigest("agent-builder/tool-args/v1", canonicalJson(args));
+}
+
+export function answerDigest(text: string): string {
+  return domainDigest("agent-builder/assistant-answer/v1", text);
+}
