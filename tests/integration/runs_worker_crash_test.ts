@@ -17,6 +17,8 @@ import type { ScriptSource } from "../../tools/fake_ollama/server.ts";
 
 /** Time the model takes, after its first frame, to report its error. */
 const ERROR_AFTER_MS = 4000;
+/** How long the tree-watch test gives the watch before the model answers. */
+const TREE_WATCH_WAIT_MS = 15_000;
 
 /** Direct children of `pid` (all threads), read from /proc. */
 function childrenOf(pid: number): number[] {
@@ -77,8 +79,11 @@ Deno.test("a Worker killed for its Run-tree bound ends the Turn with worker_reso
   const h = await startRunHarness();
   try {
     const conv = await newConversation(h);
-    // The answer comes only after the Worker is gone.
-    h.ollama.enqueue(scenarios.text("too late", { firstFrameDelayMs: ERROR_AFTER_MS }));
+    // The answer comes only after the Worker is gone: the tree watch ticks once a
+    // second, and a loaded host may need several ticks to walk the tree, so the
+    // model waits far longer than that. (Until a dead Worker cuts its model call
+    // [OP-5], the Run's terminal still waits for this answer.)
+    h.ollama.enqueue(scenarios.text("too late", { firstFrameDelayMs: TREE_WATCH_WAIT_MS }));
     const r = await submit(h, conv, "grow the run tree");
     assertEquals(r.status, 202);
     await readSse(h, r.body.run_id, { until: (f) => f.event === "model.request.started" });
@@ -89,8 +94,12 @@ Deno.test("a Worker killed for its Run-tree bound ends the Turn with worker_reso
     for (let i = 0; i <= RUN_TREE_ENTRIES_MAX; i++) {
       Deno.writeFileSync(`${root}/f${i}`, new Uint8Array(0));
     }
-    const frames = await readSse(h, r.body.run_id);
-    assert(exited(workers[0]), "the tree watch killed the Worker");
+    const t0 = Date.now();
+    while (!exited(workers[0]) && Date.now() - t0 < TREE_WATCH_WAIT_MS) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert(exited(workers[0]), "the tree watch killed the Worker before the model answered");
+    const frames = await readSse(h, r.body.run_id, { timeoutMs: TREE_WATCH_WAIT_MS + 20_000 });
     const last = frames.at(-1)!;
     assertEquals([last.event, last.data.payload.code, last.data.payload.stage], [
       "run.failed",
