@@ -110,6 +110,26 @@ const TABLE = {
   tool_denied: { status: 403, message: "The tool call was denied." },
   tool_invalid_arguments: { status: 422, message: "Invalid tool arguments." },
   permission_not_found: { status: 404, message: "Permission request not found." },
+  // runner [EX-1, EX-2, TL-7]
+  exec_busy: { status: 409, message: "Too many commands are running; try again later." },
+  exec_unknown_program: { status: 422, message: "The program is not available to commands." },
+  bash_not_builtin: {
+    status: 422,
+    message: "bounded-bash runs only printf, pwd, true or false.",
+  },
+  bash_syntax_refused: {
+    status: 422,
+    message: "bounded-bash refuses shell syntax (quotes only; no pipes, redirection or expansion).",
+  },
+  bash_too_many_args: { status: 422, message: "bounded-bash takes at most 8 arguments." },
+  compile_unsupported_file: {
+    status: 422,
+    message: "runtime-compile checks .ts, .tsx, .js and .mjs files only.",
+  },
+  compile_too_many_files: {
+    status: 422,
+    message: "The file and its relative imports exceed 64 files.",
+  },
   path_invalid: { status: 422, message: "Invalid workspace path." },
   path_too_long: { status: 422, message: "Workspace path too long." },
   path_symlink: { status: 422, message: "Symbolic links are refused." },

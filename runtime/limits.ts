@@ -188,6 +188,36 @@ export const RUNNER_FSIZE_BYTES = 2 * MiB;
 export const RUNNER_WALL_MS = 12 * 1000;
 export const RUNNER_OUTPUT_MAX_BYTES = 12 * KiB;
 export const RUNNER_OUTPUT_DIR_MAX_BYTES = 8 * MiB;
+/** runtime-compile: the file and its relative imports [EX-1]. */
+export const COMPILE_FILES_MAX = 64;
+export const COMPILE_DIAGNOSTICS_MAX_BYTES = 12 * KiB;
+// exec/command [EX-2]: argv, wall, rlimits of the runner sandbox, concurrency.
+export const COMMAND_ARGV_MAX_ITEMS = 64;
+export const COMMAND_ARG_MAX_ITEM_BYTES = 4 * KiB;
+export const COMMAND_ARGV_MAX_TOTAL_BYTES = 16 * KiB;
+export const COMMAND_TIMEOUT_MIN_S = 1;
+export const COMMAND_TIMEOUT_MAX_S = 120;
+export const COMMAND_TIMEOUT_DEFAULT_S = 60;
+export const COMMAND_RLIMIT_CPU_S = 60;
+export const COMMAND_RLIMIT_DATA_BYTES = 4 * 1024 * MiB;
+export const COMMAND_RLIMIT_AS_BYTES = 64 * 1024 * MiB;
+export const COMMAND_RLIMIT_NPROC = 128; // above the sandbox uid's tasks at spawn
+export const COMMAND_RLIMIT_NOFILE = 256;
+export const COMMAND_RLIMIT_FSIZE_BYTES = 64 * MiB;
+/** Memory cgroup limit where the host offers one. */
+export const COMMAND_MEMORY_CGROUP_BYTES = 4 * 1024 * MiB;
+/** Foreground commands in the whole server; others wait, then exec_busy. */
+export const COMMANDS_ACTIVE_MAX = 2;
+export const COMMANDS_PER_RUN_MAX = 1;
+export const COMMAND_SLOT_WAIT_MS = 30 * 1000;
+/** stdout/stderr kept per stream: first and last half each [EX-4]. */
+export const RUNNER_STREAM_HALF_BYTES = 32 * KiB;
+export const RUNNER_LIVE_OUTPUT_MAX_BYTES = 256 * KiB;
+export const RUNNER_LIVE_OUTPUT_COALESCE_MS = 100;
+/** Runner start → verified ready (both stages and /proc). */
+export const RUNNER_READY_TIMEOUT_MS = 15 * 1000;
+/** After a kill: how long the runner may take to prove every process gone. */
+export const RUNNER_RELEASE_TIMEOUT_MS = 10 * 1000;
 
 // ── Slash commands [SC] ──────────────────────────────────────────────────────
 export const COMMAND_REGISTRY_MAX = 32; // [SC-1]
