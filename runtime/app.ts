@@ -79,7 +79,9 @@ export function createApp(opts: AppOptions): App {
   // Converge half-done lifecycle transitions before any request is served [AG-1].
   agents.recover();
   // [TL-6] Write temps left by a crash are swept (≤ 16 per workspace) before serving.
-  sweepStaleWriteTemps(opts.home.root, agents.list().map((a) => a.id), opts.log);
+  // [AG-5] Unavailable Agents are left exactly as found.
+  const serving = agents.list().filter((a) => a.state !== "unavailable").map((a) => a.id);
+  sweepStaleWriteTemps(opts.home.root, serving, opts.log);
   const conversations = createConversationService({ agents, cursors: createCursorCodec() });
   // Qualification starts in the background; Runs fail closed until it succeeds [MB-2].
   const model = createBroker({

@@ -38,6 +38,13 @@ const TABLE = {
   invalid_id: { status: 404, message: "Not found." },
   database_too_new: { status: 500, message: "Database schema is newer than this binary." },
   database_unsafe: { status: 500, message: "Database file failed its safety check." },
+  database_not_sqlite: { status: 500, message: "Database file is not an SQLite database." },
+  database_corrupt: { status: 500, message: "Database file is damaged." },
+  database_schema_mismatch: {
+    status: 500,
+    message: "Database schema does not match this binary's migrations.",
+  },
+  database_migration_failed: { status: 500, message: "Database migration failed." },
   storage_full: { status: 507, message: "Storage bound reached." },
   instance_locked: { status: 409, message: "Another server holds this home." },
 
@@ -46,6 +53,10 @@ const TABLE = {
   agent_protected: { status: 409, message: "The system Agent cannot be changed." },
   agent_busy: { status: 409, message: "The Agent is not accepting new work.", retryable: true },
   agent_limit: { status: 409, message: "Agent limit reached." },
+  agent_unavailable: {
+    status: 409,
+    message: "The Agent is unavailable: its files failed a start-up check. Delete it or repair it.",
+  },
   conversation_not_found: { status: 404, message: "Conversation not found." },
   conversation_busy: {
     status: 409,

@@ -79,8 +79,51 @@ export function removeRuntimeDir(fs: CapsuleFs, agentId: string): void {
 
 /** Residual audit: how many of the Agent's managed trees still exist (0 = clean). */
 export function countResidue(fs: CapsuleFs, agentId: string): number {
+  return countResidueAt(fs, [agentDataRel(agentId), agentRuntimeRel(agentId)]);
+}
+
+/**
+ * The two trees an Agent's name component would own. `component` must be a
+ * valid id or a single safe component the caller has checked (availability.ts).
+ */
+function treesOf(component: string): string[] {
+  if (!/^[0-9A-Za-z-]{36}$/.test(component)) throw new Error("unsafe agent component");
+  return [`data/agents/${component}`, `.runtime/agents/${component}`];
+}
+
+/**
+ * [AG-5] Deleting an unavailable Agent: removes its folder and runtime folder
+ * whatever their mode or owner, but never through a link. The parents
+ * (data/agents, .runtime/agents) must pass the path-safety check; a leaf that
+ * is a symlink (or any non-directory) is unlinked itself, its target untouched;
+ * a directory is removed with remove_dir_all, which opens each level with
+ * O_NOFOLLOW and unlinks links inside rather than following them. A tree
+ * that cannot be removed is left (the caller counts it as residue).
+ */
+export function removeAgentTreesForce(fs: CapsuleFs, component: string): void {
+  for (const rel of treesOf(component)) {
+    const parent = rel.slice(0, rel.lastIndexOf("/"));
+    checkManagedPath(fs.root, parent, "dir");
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.lstatSync(`${fs.root}/${rel}`);
+    } catch (err) {
+      if (err instanceof Deno.errors.NotFound) continue;
+      throw err;
+    }
+    if (info.isDirectory) Deno.removeSync(`${fs.root}/${rel}`, { recursive: true });
+    else Deno.removeSync(`${fs.root}/${rel}`);
+  }
+}
+
+/** Residue of `removeAgentTreesForce` for the same component. */
+export function countResidueOf(fs: CapsuleFs, component: string): number {
+  return countResidueAt(fs, treesOf(component));
+}
+
+function countResidueAt(fs: CapsuleFs, rels: string[]): number {
   let n = 0;
-  for (const rel of [agentDataRel(agentId), agentRuntimeRel(agentId)]) {
+  for (const rel of rels) {
     try {
       Deno.lstatSync(`${fs.root}/${rel}`);
       n++;

@@ -24,6 +24,17 @@
  * AGENT_DRAIN_TIMEOUT_MS; an upgrade whose drain times out lifts the fence
  * (`agent_busy`), a delete stays fenced and is resumed by a retry or restart.
  * An upgrade whose staging fails also stays fenced and is resumed the same way.
+ *
+ * [AG-5] Unavailable Agents: `recover` checks every registry row and every
+ * Agent's files one Agent at a time (availability.ts); one that fails is held
+ * in memory as `unavailable` with a fixed reason and recovery moves on, so no
+ * Agent's data can stop start-up. An unavailable Agent is listed (state
+ * `unavailable`, `unavailable_reason`), every request that would touch its
+ * state is refused with `agent_unavailable` (409), and `delete` removes it:
+ * the registry row always, its folders when they can be removed without
+ * following a link (a symlinked folder: the link itself). The state is not
+ * written to the registry: the next start checks again, so a repaired Agent
+ * serves again.
  */
 import { escapeName } from "../display_name.ts";
 import { AppError } from "../errors.ts";
@@ -36,10 +47,12 @@ import { interruptRunningTurns } from "../store/agent_state_store.ts";
 import {
   type CapsuleFs,
   countResidue,
+  countResidueOf,
   listCapsuleIds,
   provisionCapsuleDirs,
   readManifestGeneration,
   rebuildRuntimeDir,
+  removeAgentTreesForce,
   removeDataDir,
   removeRuntimeDir,
   writeManifest,
@@ -47,17 +60,38 @@ import {
 import type { AgentDbPool } from "./db_pool.ts";
 import { createAdmissionTracker } from "./admission.ts";
 import type { FaultInjector } from "./test_fault.ts";
+import {
+  checkAgentPaths,
+  isRemovableRawId,
+  reasonOf,
+  surrogateId,
+  type UnavailableReason,
+  validateRegistryRow,
+} from "./availability.ts";
 
 export const SYSTEM_AGENT_NAME = "System Agent";
 
 export interface AgentView {
   id: string;
   name: string;
-  state: reg.AgentState;
+  /** The registry state, or `unavailable` when start-up found the Agent broken [AG-5]. */
+  state: reg.AgentState | "unavailable";
   generation: number;
   is_system: boolean;
   created_at: string;
   updated_at: string;
+  /** Why the Agent is unavailable (null when it serves) [AG-5]. */
+  unavailable_reason: UnavailableReason | null;
+}
+
+/** An Agent start-up found broken [AG-5]. */
+interface UnavailableAgent {
+  reason: UnavailableReason;
+  /** The row as stored (its id may be malformed). */
+  rawId: unknown;
+  /** The validated row, or null when the row itself failed validation. */
+  row: AgentRow | null;
+  view: AgentView;
 }
 
 /** Provided by the Run service: stop every Run and Task of an Agent. */
@@ -97,6 +131,25 @@ export function toAgentView(row: AgentRow): AgentView {
     is_system: row.is_system === 1,
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
+    unavailable_reason: null,
+  };
+}
+
+/** The view of a row that failed validation: only what is safe to show. */
+function invalidRowView(raw: Record<string, unknown>, id: string): AgentView {
+  const name = typeof raw.name === "string" && raw.name.length >= 1 ? raw.name.slice(0, 256) : "";
+  const time = (v: unknown) =>
+    new Date(typeof v === "number" && Math.abs(v) <= 8.64e15 ? v : 0).toISOString();
+  const generation = raw.generation;
+  return {
+    id,
+    name: name || "(invalid registry row)",
+    state: "unavailable",
+    generation: typeof generation === "number" && Number.isSafeInteger(generation) ? generation : 0,
+    is_system: false,
+    created_at: time(raw.created_at),
+    updated_at: time(raw.updated_at),
+    unavailable_reason: "registry_row_invalid",
   };
 }
 
@@ -108,11 +161,72 @@ export function createAgentService(opts: AgentServiceOptions) {
   /** Agents whose upgrade is running in this process (a fenced row without one is resumable). */
   const upgradesInFlight = new Set<string>();
   let runControl: AgentRunControl | null = null;
+  /** [AG-5] Agents start-up found broken, by the id the API names them with. */
+  const unavailable = new Map<string, UnavailableAgent>();
 
   function requireRow(id: string): AgentRow {
+    if (unavailable.has(id)) throw new AppError("agent_unavailable");
     const row = reg.getAgent(db, id);
     if (!row) throw new AppError("agent_not_found");
     return row;
+  }
+
+  function markUnavailable(
+    viewId: string,
+    reason: UnavailableReason,
+    rawId: unknown,
+    row: AgentRow | null,
+    raw: Record<string, unknown>,
+    err?: unknown,
+  ): void {
+    if (row) opts.pool.close(row.id);
+    const view = row
+      ? { ...toAgentView(row), state: "unavailable" as const, unavailable_reason: reason }
+      : invalidRowView(raw, viewId);
+    unavailable.set(viewId, { reason, rawId, row, view });
+    opts.log.error("agent.unavailable", {
+      agent: viewId,
+      reason,
+      ...(err instanceof Error
+        ? {
+          error: err instanceof AppError ? err.code : err.name,
+          detail: err.message.slice(0, 300),
+        }
+        : {}),
+    });
+  }
+
+  /** Removes what can safely be removed; a refusal leaves residue, never an exception. */
+  function removeTreesLeavingResidue(component: string): number {
+    try {
+      removeAgentTreesForce(opts.capsule, component);
+    } catch (err) {
+      if (!(err instanceof AppError) && !(err instanceof Deno.errors.PermissionDenied)) throw err;
+      opts.log.warn("agent.delete_unsafe_left", {
+        agent: component.slice(0, 36),
+        error: err instanceof AppError ? err.code : err.name,
+      });
+    }
+    return countResidueOf(opts.capsule, component);
+  }
+
+  /** Removes what can be removed of an unavailable Agent [AG-5]; returns the residue count. */
+  function purgeUnavailable(viewId: string, entry: UnavailableAgent): number {
+    let residue = 0;
+    if (entry.row) {
+      const id = entry.row.id;
+      opts.pool.close(id);
+      if (!reg.fenceUnavailableForDelete(db, id, now())) throw new AppError("agent_not_found");
+      residue = removeTreesLeavingResidue(id);
+      reg.finishUnavailableDelete(db, id, residue, now());
+    } else {
+      // A malformed id names no path, except one that is a single safe component.
+      if (isRemovableRawId(entry.rawId)) residue = removeTreesLeavingResidue(entry.rawId);
+      reg.deleteInvalidRow(db, entry.rawId);
+    }
+    unavailable.delete(viewId);
+    opts.log.info("agent.deleted", { agent: viewId, unavailable: entry.reason, residue });
+    return residue;
   }
 
   function provision(id: string, generation: number): void {
@@ -184,15 +298,32 @@ export function createAgentService(opts: AgentServiceOptions) {
     return requireRow(id);
   }
 
-  return {
+  const service = {
     pool: opts.pool,
 
+    /** Every Agent, the unavailable ones included (marked) [AG-5]. */
     list(): AgentView[] {
-      return reg.listAgents(db).map(toAgentView);
+      const out: AgentView[] = [];
+      for (const raw of reg.listAgentRowsRaw(db)) {
+        const row = validateRegistryRow(raw);
+        const viewId = row ? row.id : surrogateId(raw.id);
+        const broken = unavailable.get(viewId);
+        if (broken) out.push(broken.view);
+        else if (row) out.push(toAgentView(row));
+        // A row that became invalid after start-up is not served; the next start marks it.
+      }
+      return out;
     },
 
     get(id: string): AgentView {
+      const broken = unavailable.get(id);
+      if (broken) return broken.view;
       return toAgentView(requireRow(id));
+    },
+
+    /** The Agents start-up found broken, with their reasons [AG-5]. */
+    unavailable(): AgentView[] {
+      return [...unavailable.values()].map((u) => u.view);
     },
 
     /** The registry row, when the Agent's state may be read or written (active/upgrading). */
@@ -239,6 +370,13 @@ export function createAgentService(opts: AgentServiceOptions) {
     },
 
     async delete(id: string): Promise<void> {
+      const broken = unavailable.get(id);
+      if (broken) {
+        // [AG-5] Nothing can be admitted for an unavailable Agent: no drain, just remove.
+        if (broken.row?.is_system === 1) throw new AppError("agent_protected");
+        purgeUnavailable(id, broken);
+        return;
+      }
       const row = requireRow(id);
       if (row.is_system === 1) throw new AppError("agent_protected");
       // A delete already fenced (a timed-out drain) is resumed, not refused.
@@ -285,45 +423,34 @@ export function createAgentService(opts: AgentServiceOptions) {
      * directories without a registry row are reported, never deleted silently.
      */
     recover(): void {
-      if (!reg.getAgent(db, SYSTEM_AGENT_ID)) createRow(SYSTEM_AGENT_ID, SYSTEM_AGENT_NAME, true);
-      const known = new Set<string>();
-      for (const row of reg.listAgents(db)) {
-        known.add(row.id);
-        const t = now();
-        switch (row.state) {
-          case "provisioning":
-            provision(row.id, row.generation);
-            reg.markActive(db, row.id, t);
-            reg.appendAudit(db, row.id, "recovered", t, { generation: row.generation });
-            break;
-          case "upgrading": {
-            const staged = row.pending_generation ?? row.generation + 1;
-            stage(row.id, staged);
-            reg.promoteUpgrade(db, row.id, staged, t);
-            reg.appendAudit(db, row.id, "recovered", t, { generation: staged });
-            break;
-          }
-          case "deleting":
-            if (row.is_system === 1) {
-              // [AG-2] The system Agent is never purged, whatever the registry says.
-              reg.unfenceSystemAgent(db, row.id, t);
-              provision(row.id, row.generation);
-              opts.log.warn("agent.system_unfenced", { agent: row.id });
-              break;
-            }
-            purge(row.id);
-            known.delete(row.id);
-            break;
-          case "active":
-            provision(row.id, row.generation);
-            break;
-          default: {
-            const never: never = row.state;
-            throw new Error(`unknown agent state ${never}`);
-          }
+      unavailable.clear();
+      if (!reg.getAgent(db, SYSTEM_AGENT_ID)) {
+        try {
+          createRow(SYSTEM_AGENT_ID, SYSTEM_AGENT_NAME, true);
+        } catch (err) {
+          // Its row (if inserted) is recovered, or marked unavailable, by the loop below.
+          opts.log.error("agent.system_create_failed", { error: errorName(err) });
         }
-        if (row.state !== "active") {
-          opts.log.info("agent.recovered", { agent: row.id, from: row.state });
+      }
+      const known = new Set<string>();
+      for (const raw of reg.listAgentRowsRaw(db)) {
+        if (typeof raw.id === "string") known.add(raw.id);
+        const row = validateRegistryRow(raw);
+        if (!row) {
+          markUnavailable(surrogateId(raw.id), "registry_row_invalid", raw.id, null, raw);
+          continue;
+        }
+        // [AG-5] One Agent at a time: whatever its files do, the others still recover.
+        const pathReason = checkAgentPaths(opts.capsule.root, row.id);
+        if (pathReason) {
+          markUnavailable(row.id, pathReason, row.id, row, raw);
+          continue;
+        }
+        try {
+          recoverRow(row);
+          if (row.state === "deleting" && row.is_system !== 1) known.delete(row.id);
+        } catch (err) {
+          markUnavailable(row.id, reasonOf(err), row.id, row, raw, err);
         }
       }
       for (const id of listCapsuleIds(opts.capsule)) {
@@ -333,4 +460,49 @@ export function createAgentService(opts: AgentServiceOptions) {
       }
     },
   };
+  return service;
+
+  /** Converges one valid row forward (see `recover`); throws when its files are broken. */
+  function recoverRow(row: AgentRow): void {
+    const t = now();
+    switch (row.state) {
+      case "provisioning":
+        provision(row.id, row.generation);
+        reg.markActive(db, row.id, t);
+        reg.appendAudit(db, row.id, "recovered", t, { generation: row.generation });
+        break;
+      case "upgrading": {
+        const staged = row.pending_generation ?? row.generation + 1;
+        stage(row.id, staged);
+        reg.promoteUpgrade(db, row.id, staged, t);
+        reg.appendAudit(db, row.id, "recovered", t, { generation: staged });
+        break;
+      }
+      case "deleting":
+        if (row.is_system === 1) {
+          // [AG-2] The system Agent is never purged, whatever the registry says.
+          reg.unfenceSystemAgent(db, row.id, t);
+          provision(row.id, row.generation);
+          opts.log.warn("agent.system_unfenced", { agent: row.id });
+          break;
+        }
+        purge(row.id);
+        break;
+      case "active":
+        provision(row.id, row.generation);
+        break;
+      default: {
+        const never: never = row.state;
+        throw new Error(`unknown agent state ${never}`);
+      }
+    }
+    if (row.state !== "active") {
+      opts.log.info("agent.recovered", { agent: row.id, from: row.state });
+    }
+  }
+}
+
+function errorName(err: unknown): string {
+  if (err instanceof AppError) return err.code;
+  return err instanceof Error ? err.name : "unknown";
 }

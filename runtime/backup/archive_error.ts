@@ -31,6 +31,12 @@ export const ARCHIVE_REASONS = {
   database_corrupt: "a database fails its integrity check",
   database_too_new: "a database schema is newer than this binary",
   database_unknown: "it contains a database this binary does not know",
+  registry_missing: "it has no Agent registry (data/agent-registry.sqlite)",
+  registry_invalid:
+    "its Agent registry fails the checks the server applies (schema or CHECK constraints)",
+  agent_row_invalid: "an Agent's registry row is invalid (malformed id, state or generation)",
+  agent_unavailable: "an Agent's folder or database fails the checks the server applies",
+  agent_dir_invalid: "data/agents/ holds a folder whose name is not an Agent id",
 } as const;
 
 export type ArchiveReason = keyof typeof ARCHIVE_REASONS;

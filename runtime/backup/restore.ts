@@ -8,7 +8,12 @@
  * 2. the WHOLE archive is validated before the home's data is touched: it is
  *    extracted into a private staging directory under `.runtime/`
  *    (extract.ts), then every database must pass integrity and foreign-key
- *    checks and carry a schema version this binary can migrate from;
+ *    checks and carry a schema version this binary can migrate from; then
+ *    [OP-4] the staged tree gets the very checks `serve` applies at start-up
+ *    (agents/inspect.ts): the registry's schema with its CHECK constraints,
+ *    every registry row (ids, states, generations), every Agent's folders and
+ *    database — an archive in which any Agent would start `unavailable`, or
+ *    that `serve` would refuse outright, is refused;
  * 3. without `apply` (no --yes) the staging copy is removed and nothing else
  *    changes;
  * 4. with `apply`, the restored tree and the current `data/` are swapped with
@@ -16,6 +21,7 @@
  *    `.runtime/recovery/<timestamp>/data` with a note — nothing is deleted.
  * Any failure before step 4 removes only the staging directory.
  */
+import { inspectHome } from "../agents/inspect.ts";
 import { AppError } from "../errors.ts";
 import { acquireInstanceLock } from "../instance.ts";
 import { checkManagedPath, ensurePrivateDir, fsyncDir } from "../path_safety.ts";
@@ -106,6 +112,21 @@ function checkStagedDatabase(stagingRoot: string, path: string): ManifestDatabas
   return { path, kind, user_version: userVersion };
 }
 
+/**
+ * [OP-4] What `serve` would refuse, restore refuses: the staged tree is
+ * inspected exactly as start-up inspects a home.
+ */
+function checkAsServeWould(stagingRoot: string): void {
+  const home = inspectHome(stagingRoot);
+  if (home.registry === "missing") throw new ArchiveError("registry_missing");
+  if (home.registry !== "ok") throw new ArchiveError("registry_invalid", home.registry);
+  if (home.strayAgentDirs > 0) throw new ArchiveError("agent_dir_invalid");
+  for (const a of home.agents) {
+    if (a.reason === "registry_row_invalid") throw new ArchiveError("agent_row_invalid");
+    if (a.reason !== null) throw new ArchiveError("agent_unavailable", a.reason);
+  }
+}
+
 /** The note kept beside the previous data in its recovery directory. */
 function writeNote(dir: string, note: Record<string, string>): void {
   const f = Deno.openSync(`${dir}/restore.json`, { write: true, createNew: true, mode: 0o600 });
@@ -164,6 +185,7 @@ export function restoreBackup(opts: RestoreOptions): RestoreResult {
       }
     }
     compareDatabases(ex.manifest, databases);
+    checkAsServeWould(staging);
     const hadData = checkManagedPath(opts.root, "data", "dir", true);
     const files = ex.entries.filter((e) => e.type === "file");
     const result: RestoreResult = {

@@ -60,6 +60,61 @@ export function listAgents(db: DatabaseSync): AgentRow[] {
   ).all() as unknown as AgentRow[];
 }
 
+/**
+ * Every registry row as stored, unvalidated (bounded by AGENTS_MAX): the caller
+ * validates each row, so one malformed row never hides the others [AG-5].
+ */
+export function listAgentRowsRaw(db: DatabaseSync): Record<string, unknown>[] {
+  return db.prepare(`SELECT ${COLUMNS} FROM agents ORDER BY is_system DESC, created_at, id`)
+    .all() as Record<string, unknown>[];
+}
+
+/**
+ * Fence for deleting an Agent that is unavailable [AG-5]: any state → deleting
+ * (no Run can be admitted for it, so there is nothing to drain). Never the system Agent.
+ */
+export function fenceUnavailableForDelete(db: DatabaseSync, id: string, now: number): boolean {
+  return transaction(db, () => {
+    const r = db.prepare(
+      `UPDATE agents SET state = 'deleting', pending_generation = NULL, updated_at = ?
+       WHERE id = ? AND is_system = 0`,
+    ).run(now, id);
+    if (r.changes !== 1) return false;
+    appendAudit(db, id, "delete_fenced", now);
+    return true;
+  });
+}
+
+/**
+ * Final step of deleting an unavailable Agent [AG-5]: the row goes whatever the
+ * residue (what could not be removed safely stays on disk as an orphan the
+ * start-up audit reports), with the residual audit, in one transaction.
+ */
+export function finishUnavailableDelete(
+  db: DatabaseSync,
+  id: string,
+  residue: number,
+  now: number,
+): boolean {
+  return transaction(db, () => {
+    if (residue > 0) appendAudit(db, id, "delete_residue", now, { residue });
+    const r = db.prepare("DELETE FROM agents WHERE id = ? AND state = 'deleting'").run(id);
+    if (r.changes !== 1) return false;
+    appendAudit(db, id, "deleted", now, { residue });
+    return true;
+  });
+}
+
+/**
+ * Removes a registry row whose id failed validation [AG-5], by its stored value.
+ * Nothing else names it (its id cannot name a path); the audit records no row
+ * for it since its id may not fit the audit's id column.
+ */
+export function deleteInvalidRow(db: DatabaseSync, rawId: unknown): boolean {
+  if (typeof rawId !== "string" && typeof rawId !== "number") return false;
+  return db.prepare("DELETE FROM agents WHERE id = ?").run(rawId).changes >= 1;
+}
+
 export function countAgents(db: DatabaseSync): number {
   return (db.prepare("SELECT count(*) AS n FROM agents").get() as { n: number }).n;
 }

@@ -16,6 +16,7 @@ import {
 } from "../limits.ts";
 import { checkManagedPath, currentUid, ensurePrivateDir } from "../path_safety.ts";
 import { applyMigrations, type Migration } from "./migrate.ts";
+import { verifySchema } from "./schema_check.ts";
 
 export type { DatabaseSync };
 
@@ -48,6 +49,20 @@ function checkDbFile(path: string, uid: number): void {
   }
 }
 
+/**
+ * Checks a database file and its -wal/-shm/-journal companions (those present)
+ * below `root` without opening anything: regular, ours, private, one link.
+ * Throws database_unsafe (the file) or unsafe_path (a directory on the way).
+ */
+export function checkDatabaseFiles(root: string, relative: string): void {
+  const slash = relative.lastIndexOf("/");
+  if (slash > 0) checkManagedPath(root, relative.slice(0, slash), "dir");
+  const uid = currentUid();
+  for (const suffix of ["", "-wal", "-shm", "-journal"]) {
+    checkDbFile(`${root}/${relative}${suffix}`, uid);
+  }
+}
+
 /** Opens (and migrates) a product database with the fixed settings. */
 export function openDatabase(opts: OpenDatabaseOptions): DatabaseSync {
   const uid = currentUid();
@@ -66,17 +81,63 @@ export function openDatabase(opts: OpenDatabaseOptions): DatabaseSync {
     // Create the file ourselves with mode 0600 so SQLite never creates it with the umask's mode.
     Deno.openSync(path, { write: true, createNew: true, mode: 0o600 }).close();
   }
-  const db = new DatabaseSync(path);
+  let db: DatabaseSync;
+  try {
+    db = new DatabaseSync(path);
+  } catch (err) {
+    throw asDatabaseError(err, opts.relative) ?? err;
+  }
   try {
     configure(db);
+    // [AG-5, OP-4] The file must carry exactly the schema its version's migrations made.
+    const verdict = verifySchema(db, opts.migrations);
+    if (verdict === "too_new") throw new AppError("database_too_new", opts.relative);
+    if (verdict === "mismatch") throw new AppError("database_schema_mismatch", opts.relative);
+  } catch (err) {
+    db.close();
+    throw asDatabaseError(err, opts.relative) ?? err;
+  }
+  try {
     applyMigrations(db, opts.migrations);
   } catch (err) {
     db.close();
-    throw err;
+    if (err instanceof AppError) throw err;
+    throw new AppError("database_migration_failed", `${opts.relative}: ${errText(err)}`);
   }
   // WAL companions are created by SQLite with the db file's mode; re-verify them.
   for (const suffix of ["-wal", "-shm"]) checkDbFile(path + suffix, uid);
   return db;
+}
+
+/** SQLite's primary result code of an error thrown by node:sqlite (null for other errors). */
+export function sqliteErrcode(err: unknown): number | null {
+  const e = err as { code?: unknown; errcode?: unknown } | null;
+  if (!(err instanceof Error) || typeof e?.code !== "string") return null;
+  if (!e.code.startsWith("ERR_SQLITE") || typeof e.errcode !== "number") return null;
+  return e.errcode & 0xff;
+}
+
+const SQLITE_CORRUPT = 11;
+const SQLITE_NOTADB = 26;
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message.slice(0, 200) : "unknown";
+}
+
+/**
+ * A damaged file as a fixed code: "file is not a database" (zeroed, garbage, a
+ * truncated header) is database_not_sqlite; "malformed" (a truncated or
+ * scrambled body) is database_corrupt. Null for anything else.
+ */
+function asDatabaseError(err: unknown, relative: string): AppError | null {
+  switch (sqliteErrcode(err)) {
+    case SQLITE_NOTADB:
+      return new AppError("database_not_sqlite", relative);
+    case SQLITE_CORRUPT:
+      return new AppError("database_corrupt", `${relative}: ${errText(err)}`);
+    default:
+      return null;
+  }
 }
 
 function configure(db: DatabaseSync): void {
