@@ -35,6 +35,7 @@ export function Sidebar(p: SidebarProps) {
   const [menuFor, setMenuFor] = useState<string | null>(null);
   const popRef = useRef<HTMLDivElement>(null);
   const agent = p.agents.find((a) => a.id === p.agentId) ?? null;
+  const unavailable = agent?.state === "unavailable";
 
   useEffect(() => {
     const el = popRef.current;
@@ -77,7 +78,9 @@ export function Sidebar(p: SidebarProps) {
           <select class="select" data-testid="agent-switcher" value=${p.agentId ?? ""}
             onChange=${(e: Event) => p.onSelectAgent((e.target as HTMLSelectElement).value)}>
             ${p.agents.map((a) =>
-              html`<option value=${a.id}>${a.name}${a.system ? " (system)" : ""}</option>`
+              html`<option value=${a.id}>${a.name}${a.system ? " (system)" : ""}${
+                a.state === "unavailable" ? " — unavailable" : ""
+              }</option>`
             )}
           </select>
         </label>
@@ -86,17 +89,28 @@ export function Sidebar(p: SidebarProps) {
             .onCreateAgent}>
             <${Icon} name="plus" /> New agent</button>
           <span class="agent-spacer"></span>
-          <button type="button" class="btn btn-sm btn-ghost" disabled=${!agent || agent.system}
+          <button type="button" class="btn btn-sm btn-ghost" disabled=${!agent || agent.system ||
+            unavailable}
             onClick=${p.onRenameAgent} title=${agent?.system
               ? "The system Agent is protected"
               : ""}>Rename</button>
-          <button type="button" class="btn btn-sm btn-ghost" disabled=${!agent || agent.system}
+          <button type="button" class="btn btn-sm btn-ghost" disabled=${!agent || agent.system ||
+            unavailable}
             onClick=${p.onRebuildAgent} title="Rebuild runtime (next generation)">Rebuild</button>
           <button type="button" class="btn btn-sm btn-ghost danger-text" disabled=${!agent ||
             agent.system}
             data-testid="delete-agent" onClick=${p.onDeleteAgent}>Delete</button>
         </div>
-        ${agent &&
+        ${unavailable &&
+          html`
+            <p class="small danger-text" role="alert" data-testid="agent-unavailable">
+              Unavailable (${agent?.unavailableReason ?? "unknown"}): its files failed a start-up
+              check. ${agent?.system
+                ? "Repair its files and restart the server."
+                : "Delete it, or repair its files and restart the server."}
+            </p>
+          `}
+        ${agent && !unavailable &&
           html`<p class="muted small">${agent.state}${
             agent.generation !== null ? ` · generation ${agent.generation}` : ""
           }</p>`}

@@ -103,6 +103,11 @@ export function surrogateId(rawId: unknown): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }
 
+/** The id the API names a stored row by: its own when valid, else the surrogate. */
+export function viewIdOf(rawId: unknown): string {
+  return isValidId(rawId) ? rawId : surrogateId(rawId);
+}
+
 /** A stored id that is one safe path component (an upper-case UUID): its folders may be removed. */
 export function isRemovableRawId(rawId: unknown): rawId is string {
   return typeof rawId === "string" && /^[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}$/.test(

@@ -22,9 +22,9 @@ import { checkDatabaseFiles } from "../store/sqlite.ts";
 import {
   checkAgentPaths,
   reasonOf,
-  surrogateId,
   type UnavailableReason,
   validateRegistryRow,
+  viewIdOf,
 } from "./availability.ts";
 
 export const REGISTRY_REL = "data/agent-registry.sqlite";
@@ -128,7 +128,7 @@ export function inspectHome(root: string): HomeInspection {
     const row = validateRegistryRow(raw);
     const name = typeof raw.name === "string" ? raw.name : "";
     if (!row) {
-      out.agents.push({ id: surrogateId(raw.id), name, reason: "registry_row_invalid" });
+      out.agents.push({ id: viewIdOf(raw.id), name, reason: "registry_row_invalid" });
       continue;
     }
     const reason = checkAgentPaths(root, row.id) ?? checkAgentDatabase(root, row.id);

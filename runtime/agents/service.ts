@@ -64,9 +64,9 @@ import {
   checkAgentPaths,
   isRemovableRawId,
   reasonOf,
-  surrogateId,
   type UnavailableReason,
   validateRegistryRow,
+  viewIdOf,
 } from "./availability.ts";
 
 export const SYSTEM_AGENT_NAME = "System Agent";
@@ -306,7 +306,7 @@ export function createAgentService(opts: AgentServiceOptions) {
       const out: AgentView[] = [];
       for (const raw of reg.listAgentRowsRaw(db)) {
         const row = validateRegistryRow(raw);
-        const viewId = row ? row.id : surrogateId(raw.id);
+        const viewId = row ? row.id : viewIdOf(raw.id);
         const broken = unavailable.get(viewId);
         if (broken) out.push(broken.view);
         else if (row) out.push(toAgentView(row));
@@ -437,7 +437,7 @@ export function createAgentService(opts: AgentServiceOptions) {
         if (typeof raw.id === "string") known.add(raw.id);
         const row = validateRegistryRow(raw);
         if (!row) {
-          markUnavailable(surrogateId(raw.id), "registry_row_invalid", raw.id, null, raw);
+          markUnavailable(viewIdOf(raw.id), "registry_row_invalid", raw.id, null, raw);
           continue;
         }
         // [AG-5] One Agent at a time: whatever its files do, the others still recover.

@@ -15,6 +15,8 @@ const TEXT: Record<string, string> = {
   agent_protected: "The system Agent cannot be changed.",
   agent_busy: "The Agent is not accepting new work right now.",
   agent_limit: "The Agent limit is reached.",
+  agent_unavailable: "This Agent is unavailable: its files failed a start-up check. Delete it, " +
+    "or repair its files and restart the server.",
   conversation_limit: "This Agent has the maximum number of conversations.",
   conversation_no_head: "There is no completed answer to branch from yet.",
   message_too_large: "The message is longer than 8192 bytes.",

@@ -13,6 +13,8 @@ export interface Agent {
   state: string;
   generation: number | null;
   system: boolean;
+  /** [AG-5] Why start-up found this Agent broken (state `unavailable`), else null. */
+  unavailableReason: string | null;
 }
 
 export interface Conversation {
@@ -157,6 +159,7 @@ export function toAgent(v: unknown): Agent {
     state: str(o.state, "active"),
     generation: num(o.generation),
     system: o.system === true || o.is_system === true || id === SYSTEM_AGENT_ID,
+    unavailableReason: typeof o.unavailable_reason === "string" ? o.unavailable_reason : null,
   };
 }
 
