@@ -20,6 +20,7 @@ const NR_TABLE = {
   lseek: [8, 62],
   ioctl: [16, 29],
   pread64: [17, 67],
+  pwrite64: [18, 68],
   getpid: [39, 172],
   socket: [41, 198],
   connect: [42, 203],
@@ -93,6 +94,10 @@ const NR_TABLE = {
   dup3: [292, 24],
   chdir: [80, 49],
   exit: [60, 93],
+  fchown: [93, 55],
+  fchownat: [260, 54],
+  symlinkat: [266, 36],
+  copy_file_range: [326, 285],
 } as const;
 
 export type SyscallName = keyof typeof NR_TABLE;

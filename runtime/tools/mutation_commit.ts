@@ -96,13 +96,13 @@ export type CommitResult =
 
 const fail = (code: Fail["code"]): Fail => ({ ok: false, code });
 
-function randomTempName(): string {
+export function randomTempName(): string {
   const b = crypto.getRandomValues(new Uint8Array(12));
   return WRITE_TEMP_PREFIX + Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
 /** Polls a non-blocking exclusive flock until the deadline (5 ms steps). */
-function lockDir(fd: number, deadline: number, now: () => number): boolean {
+export function lockDir(fd: number, deadline: number, now: () => number): boolean {
   const cell = new Int32Array(new SharedArrayBuffer(4));
   for (;;) {
     if (syscall("flock", fd, LOCK_EX | LOCK_NB).ret === 0n) return true;
