@@ -166,9 +166,8 @@ const TABLE = {
   pattern_invalid: { status: 422, message: "Pattern outside the supported subset." },
   search_limit: { status: 422, message: "Search bound reached." },
 
-  // execution: commands, scratch copies, change sets [EX]
+  // execution: command arguments, scratch copies, change sets [EX]
   exec_argv_invalid: { status: 422, message: "Invalid command argv." },
-  exec_program_not_found: { status: 422, message: "The program is not an allowed bare name." },
   exec_cwd_invalid: { status: 422, message: "Invalid command working directory." },
   workspace_too_large: { status: 413, message: "The workspace exceeds the scratch-copy bounds." },
   workspace_changed: {

@@ -245,13 +245,8 @@ export const SHUTDOWN_GRACE_MS = 5000;
 /** After the HTTP server stopped: time for the connection guard to relay its last bytes [OP-2]. */
 export const SHUTDOWN_RELAY_DRAIN_MS = 1000;
 
-// ── Execution: commands, scratch copies, change sets [EX-2..5] ──────────────
-export const EXEC_ARGV_ITEMS_MAX = 64; // [EX-2]
-export const EXEC_ARGV_ITEM_MAX_BYTES = 4 * KiB;
-export const EXEC_ARGV_TOTAL_MAX_BYTES = 16 * KiB;
-export const EXEC_TIMEOUT_S_MIN = 1;
-export const EXEC_TIMEOUT_S_MAX = 120;
-export const EXEC_TIMEOUT_S_DEFAULT = 60;
+// ── Execution: scratch copies, change sets, exec/apply [EX-3..5] ────────────
+// (argv, timeout and output bounds of commands are the runner's, above.)
 /** Tool timeout of exec/command: the 120 s wall plus scratch sync and change-set time. */
 export const EXEC_COMMAND_TOOL_TIMEOUT_MS = 180 * 1000;
 export const SCRATCH_ENTRIES_MAX = 20_000; // [EX-3]
@@ -264,8 +259,6 @@ export const CHANGE_SET_DIFF_FILE_MAX_BYTES = 256 * KiB;
 export const CHANGE_SET_DIFFS_TOTAL_MAX_BYTES = 4 * MiB;
 /** The summary of a change set in the model's projection lists at most this many paths. */
 export const CHANGE_SET_SUMMARY_PATHS_MAX = 16;
-export const EXEC_OUTPUT_DELTA_COALESCE_MS = 100; // [EX-4]
-export const EXEC_OUTPUT_LIVE_MAX_BYTES = 256 * KiB;
 /** A file exec/apply writes: the command's own file-size rlimit (FSIZE 64 MiB). */
 export const EXEC_APPLY_FILE_MAX_BYTES = 64 * MiB; // [EX-5]
 export const EXEC_APPLY_TIMEOUT_MS = 60 * 1000;

@@ -5,7 +5,7 @@
  * together (UTF-8 bytes), none containing NUL (`exec_argv_invalid`); argv[0]
  * is a bare name (no `/`, not `.`/`..`) that is an executable regular file in
  * one of `/usr/local/bin:/usr/bin:/bin`, or `deno` (the product's own
- * runtime) — anything else is `exec_program_not_found`; `cwd` is a canonical
+ * runtime) — anything else is `exec_unknown_program`; `cwd` is a canonical
  * workspace-relative directory path (`exec_cwd_invalid`; its existence is
  * checked on the scratch copy); `timeout_s` is 1..120, default 60. The
  * catalog already checked the JSON shape; these are the finer rules with
@@ -13,12 +13,12 @@
  */
 import type { ErrorCode } from "../errors.ts";
 import {
-  EXEC_ARGV_ITEM_MAX_BYTES,
-  EXEC_ARGV_ITEMS_MAX,
-  EXEC_ARGV_TOTAL_MAX_BYTES,
-  EXEC_TIMEOUT_S_DEFAULT,
-  EXEC_TIMEOUT_S_MAX,
-  EXEC_TIMEOUT_S_MIN,
+  COMMAND_ARG_MAX_ITEM_BYTES,
+  COMMAND_ARGV_MAX_ITEMS,
+  COMMAND_ARGV_MAX_TOTAL_BYTES,
+  COMMAND_TIMEOUT_DEFAULT_S,
+  COMMAND_TIMEOUT_MAX_S,
+  COMMAND_TIMEOUT_MIN_S,
 } from "../limits.ts";
 import { utf8Bytes } from "../protocol/digest.ts";
 import { canonicalDirPath } from "../tools/path.ts";
@@ -41,7 +41,7 @@ export type CommandCheck = { ok: true; request: CommandRequest } | { ok: false; 
 
 /** Checks argv's count, sizes and NUL rule. */
 export function checkArgv(argv: unknown): ErrorCode | null {
-  if (!Array.isArray(argv) || argv.length < 1 || argv.length > EXEC_ARGV_ITEMS_MAX) {
+  if (!Array.isArray(argv) || argv.length < 1 || argv.length > COMMAND_ARGV_MAX_ITEMS) {
     return "exec_argv_invalid";
   }
   let total = 0;
@@ -50,10 +50,10 @@ export function checkArgv(argv: unknown): ErrorCode | null {
       return "exec_argv_invalid";
     }
     const n = utf8Bytes(a);
-    if (n > EXEC_ARGV_ITEM_MAX_BYTES) return "exec_argv_invalid";
+    if (n > COMMAND_ARG_MAX_ITEM_BYTES) return "exec_argv_invalid";
     total += n;
   }
-  if (total > EXEC_ARGV_TOTAL_MAX_BYTES) return "exec_argv_invalid";
+  if (total > COMMAND_ARGV_MAX_TOTAL_BYTES) return "exec_argv_invalid";
   return null;
 }
 
@@ -103,15 +103,15 @@ export function checkCommandArgs(
   const bad = checkArgv(args.argv);
   if (bad !== null) return { ok: false, code: bad };
   const argv = [...args.argv as string[]];
-  const t = args.timeout_s ?? EXEC_TIMEOUT_S_DEFAULT;
+  const t = args.timeout_s ?? COMMAND_TIMEOUT_DEFAULT_S;
   if (
-    typeof t !== "number" || !Number.isInteger(t) || t < EXEC_TIMEOUT_S_MIN ||
-    t > EXEC_TIMEOUT_S_MAX
+    typeof t !== "number" || !Number.isInteger(t) || t < COMMAND_TIMEOUT_MIN_S ||
+    t > COMMAND_TIMEOUT_MAX_S
   ) return { ok: false, code: "tool_invalid_arguments" };
   const cwd = canonicalDirPath(args.cwd);
   if (!cwd.ok) return { ok: false, code: "exec_cwd_invalid" };
   const program = resolveProgram(argv[0], lookup);
-  if (program === null) return { ok: false, code: "exec_program_not_found" };
+  if (program === null) return { ok: false, code: "exec_unknown_program" };
   return {
     ok: true,
     request: { argv, program, cwd: cwd.components, cwdPath: cwd.path, timeoutS: t },

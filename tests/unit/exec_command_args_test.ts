@@ -6,9 +6,9 @@
 import { assertEquals } from "../helpers/assert.ts";
 import { checkCommandArgs, resolveProgram } from "../../runtime/exec/command_args.ts";
 import {
-  EXEC_ARGV_ITEM_MAX_BYTES,
-  EXEC_ARGV_ITEMS_MAX,
-  EXEC_ARGV_TOTAL_MAX_BYTES,
+  COMMAND_ARG_MAX_ITEM_BYTES,
+  COMMAND_ARGV_MAX_ITEMS,
+  COMMAND_ARGV_MAX_TOTAL_BYTES,
 } from "../../runtime/limits.ts";
 
 const code = (args: Record<string, unknown>) => {
@@ -19,20 +19,20 @@ const code = (args: Record<string, unknown>) => {
 Deno.test("argv bounds: 64 items, 4 KiB each, 16 KiB in all, no NUL", () => {
   assertEquals(code({ argv: [] }), "exec_argv_invalid");
   assertEquals(code({ argv: ["true"] }), "ok");
-  assertEquals(code({ argv: Array(EXEC_ARGV_ITEMS_MAX).fill("true") }), "ok");
-  assertEquals(code({ argv: Array(EXEC_ARGV_ITEMS_MAX + 1).fill("true") }), "exec_argv_invalid");
-  assertEquals(code({ argv: ["echo", "x".repeat(EXEC_ARGV_ITEM_MAX_BYTES)] }), "ok");
+  assertEquals(code({ argv: Array(COMMAND_ARGV_MAX_ITEMS).fill("true") }), "ok");
+  assertEquals(code({ argv: Array(COMMAND_ARGV_MAX_ITEMS + 1).fill("true") }), "exec_argv_invalid");
+  assertEquals(code({ argv: ["echo", "x".repeat(COMMAND_ARG_MAX_ITEM_BYTES)] }), "ok");
   assertEquals(
-    code({ argv: ["echo", "x".repeat(EXEC_ARGV_ITEM_MAX_BYTES + 1)] }),
+    code({ argv: ["echo", "x".repeat(COMMAND_ARG_MAX_ITEM_BYTES + 1)] }),
     "exec_argv_invalid",
   );
   // Multi-byte text counts in UTF-8 bytes: 2048 × "é" is exactly 4 KiB.
   assertEquals(code({ argv: ["echo", "é".repeat(2048)] }), "ok");
   assertEquals(code({ argv: ["echo", "é".repeat(2048) + "x"] }), "exec_argv_invalid");
-  const four = "x".repeat(EXEC_ARGV_ITEM_MAX_BYTES);
+  const four = "x".repeat(COMMAND_ARG_MAX_ITEM_BYTES);
   // "echo" (4 bytes) + 3 full items + one item 4 bytes short = exactly 16 KiB.
-  const atTotal = ["echo", four, four, four, "x".repeat(EXEC_ARGV_ITEM_MAX_BYTES - 4)];
-  assertEquals(atTotal.join("").length, EXEC_ARGV_TOTAL_MAX_BYTES);
+  const atTotal = ["echo", four, four, four, "x".repeat(COMMAND_ARG_MAX_ITEM_BYTES - 4)];
+  assertEquals(atTotal.join("").length, COMMAND_ARGV_MAX_TOTAL_BYTES);
   assertEquals(code({ argv: atTotal }), "ok");
   assertEquals(code({ argv: [...atTotal, "x"] }), "exec_argv_invalid");
   assertEquals(code({ argv: ["echo", "a\u0000b"] }), "exec_argv_invalid");
@@ -40,11 +40,11 @@ Deno.test("argv bounds: 64 items, 4 KiB each, 16 KiB in all, no NUL", () => {
 });
 
 Deno.test("argv[0] must be a bare name on /usr/local/bin:/usr/bin:/bin, or deno", () => {
-  assertEquals(code({ argv: ["/bin/sh"] }), "exec_program_not_found");
-  assertEquals(code({ argv: ["./run.sh"] }), "exec_program_not_found");
-  assertEquals(code({ argv: [".."] }), "exec_program_not_found");
-  assertEquals(code({ argv: ["no-such-program-here"] }), "exec_program_not_found");
-  assertEquals(code({ argv: [""] }), "exec_program_not_found");
+  assertEquals(code({ argv: ["/bin/sh"] }), "exec_unknown_program");
+  assertEquals(code({ argv: ["./run.sh"] }), "exec_unknown_program");
+  assertEquals(code({ argv: [".."] }), "exec_unknown_program");
+  assertEquals(code({ argv: ["no-such-program-here"] }), "exec_unknown_program");
+  assertEquals(code({ argv: [""] }), "exec_unknown_program");
   assertEquals(resolveProgram("sh")?.endsWith("/sh"), true);
   assertEquals(resolveProgram("deno", { dirs: [], denoPath: "/opt/deno" }), "/opt/deno");
 });
