@@ -21,7 +21,7 @@
  * - per-target serialisation is the parent directory's flock, as for
  *   file/edit and file/write; binary files are applied by digest the same way.
  */
-import { captureFile } from "../../sandbox/file_capture.ts";
+import { captureFile } from "../../linuxfs/file_capture.ts";
 import {
   type Fail,
   type FileIdentity,
@@ -36,7 +36,7 @@ import {
   sameObject,
   unlinkIn,
   type WorkspaceRoot,
-} from "../../sandbox/fs_anchor.ts";
+} from "../../linuxfs/fs_anchor.ts";
 import {
   closeFd,
   cstr,

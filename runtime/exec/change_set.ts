@@ -21,8 +21,8 @@
  *   counted in `left_out`.
  */
 import { createTwoFilesPatch } from "diff";
-import { listDir } from "../../sandbox/dirents.ts";
-import { type FileIdentity, identityOf, lstatIn } from "../../sandbox/fs_anchor.ts";
+import { listDir } from "../../linuxfs/dirents.ts";
+import { type FileIdentity, identityOf, lstatIn } from "../../linuxfs/fs_anchor.ts";
 import { closeFd, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, type Statx } from "../../sandbox/libc.ts";
 import {
   CHANGE_SET_DIFF_FILE_MAX_BYTES,

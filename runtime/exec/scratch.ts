@@ -22,7 +22,7 @@
  *   kernel copies; everything created is owned by the runner's uid when one
  *   is given, so the unprivileged command can read and write it.
  */
-import { listDir } from "../../sandbox/dirents.ts";
+import { listDir } from "../../linuxfs/dirents.ts";
 import {
   type Fail,
   type FileIdentity,
@@ -30,7 +30,7 @@ import {
   lstatIn,
   openWorkspaceRoot,
   sameIdentity,
-} from "../../sandbox/fs_anchor.ts";
+} from "../../linuxfs/fs_anchor.ts";
 import {
   closeFd,
   cstr,

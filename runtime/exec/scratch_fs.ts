@@ -15,8 +15,8 @@
  * Ownership and mode policy (who may read the copy) is the caller's.
  */
 import { createHash } from "node:crypto";
-import { listDir } from "../../sandbox/dirents.ts";
-import { type FileIdentity, identityOf, lstatIn, openBeneath } from "../../sandbox/fs_anchor.ts";
+import { listDir } from "../../linuxfs/dirents.ts";
+import { type FileIdentity, identityOf, lstatIn, openBeneath } from "../../linuxfs/fs_anchor.ts";
 import {
   AT_REMOVEDIR,
   closeFd,

@@ -10,7 +10,7 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { applyEntry } from "../../runtime/exec/apply.ts";
 import { computeChangeSet } from "../../runtime/exec/change_set.ts";
 import { ScratchCopy } from "../../runtime/exec/scratch.ts";
-import { openWorkspaceRoot } from "../../sandbox/fs_anchor.ts";
+import { openWorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import { CHANGE_SET_PATHS_MAX } from "../../runtime/limits.ts";
 import { closeFd } from "../../sandbox/libc.ts";
 
