@@ -239,6 +239,16 @@ export const BACKUP_PAX_MAX_BYTES = 8 * KiB;
 export const BACKUP_MANIFEST_MAX_BYTES = 32 * MiB;
 /** Zero padding tolerated after the end-of-archive marker (tar record blocking). */
 export const BACKUP_TRAILER_MAX_BYTES = 1 * MiB;
+/**
+ * [OP-4] A gzip archive may expand to at most max(floor, ratio × its size):
+ * expanded bytes are counted while streaming, so a compression bomb costs at
+ * most this much disk before it is refused. Product backups compress far
+ * less than 32:1 except when tiny (the floor covers those).
+ */
+export const BACKUP_GZIP_RATIO_MAX = 32;
+export const BACKUP_GZIP_FLOOR_BYTES = 256 * MiB;
+/** Compressed bytes handed to the inflater per step (≤ ~1032× that is inflated at once). */
+export const BACKUP_GZIP_STEP_BYTES = 16 * KiB;
 /** Below this many bytes a backup/restore prints no progress line. */
 export const BACKUP_PROGRESS_MIN_BYTES = 64 * MiB;
 export const SHUTDOWN_GRACE_MS = 5000;

@@ -22,6 +22,8 @@ export const ARCHIVE_REASONS = {
   too_many_entries: "it has more entries than allowed",
   entry_too_large: "an entry is larger than allowed",
   archive_too_large: "it is larger than allowed",
+  expanded_too_large:
+    "it expands to more than allowed for its compressed size (gunzip it and restore the .tar)",
   truncated: "it is truncated",
   trailing_data: "it has data after the end-of-archive marker",
   manifest_missing: "the manifest is missing or not the last entry",

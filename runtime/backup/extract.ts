@@ -2,7 +2,10 @@
  * Reading and validating a whole archive into a private staging directory
  * [OP-1]. Nothing outside `stagingRoot` is written.
  *
- * Enforces, in one streaming pass: the raw and decompressed size caps; the
+ * Enforces, in one streaming pass: the raw and decompressed size caps — a
+ * gzip stream's expanded bytes are counted before they reach the tar parser
+ * and refused the moment they pass max(floor, ratio × archive size), so a
+ * compression bomb writes at most that cap to staging [OP-4]; the
  * strict ustar format (tar.ts: no links, devices, fifos, truncation,
  * trailing data); the path policy (paths.ts: no absolute or `..` paths,
  * everything under data/); each entry once, after its parent directory; no
@@ -20,6 +23,9 @@ import {
   BACKUP_ARCHIVE_MAX_BYTES,
   BACKUP_ENTRIES_MAX,
   BACKUP_ENTRY_MAX_BYTES,
+  BACKUP_GZIP_FLOOR_BYTES,
+  BACKUP_GZIP_RATIO_MAX,
+  BACKUP_GZIP_STEP_BYTES,
   BACKUP_MANIFEST_MAX_BYTES,
   BACKUP_PAX_MAX_BYTES,
   BACKUP_TOTAL_MAX_BYTES,
@@ -42,6 +48,28 @@ export const DEFAULT_TAR_LIMITS: TarLimits = {
   trailerMaxBytes: BACKUP_TRAILER_MAX_BYTES,
 };
 
+/** How far a gzip archive may expand [OP-4]. */
+export interface ExpansionLimits {
+  /** Expanded bytes allowed per archive byte. @default BACKUP_GZIP_RATIO_MAX */
+  ratioMax: number;
+  /** Expanded bytes always allowed. @default BACKUP_GZIP_FLOOR_BYTES */
+  floorBytes: number;
+}
+
+export const DEFAULT_EXPANSION: ExpansionLimits = {
+  ratioMax: BACKUP_GZIP_RATIO_MAX,
+  floorBytes: BACKUP_GZIP_FLOOR_BYTES,
+};
+
+/** The most a gzip archive of `archiveBytes` may expand to (never above the stream cap). */
+export function expandedCap(
+  archiveBytes: number,
+  e: ExpansionLimits,
+  streamMaxBytes: number,
+): number {
+  return Math.min(streamMaxBytes, Math.max(e.floorBytes, archiveBytes * e.ratioMax));
+}
+
 export interface ExtractOptions {
   /** Archive file chosen by the operator. */
   file: string;
@@ -49,6 +77,8 @@ export interface ExtractOptions {
   stagingRoot: string;
   /** @default DEFAULT_TAR_LIMITS */
   limits?: TarLimits;
+  /** @default DEFAULT_EXPANSION */
+  expansion?: ExpansionLimits;
   /** Raw bytes read so far and the archive's size. */
   onProgress?: (read: number, size: number) => void;
 }
@@ -169,6 +199,14 @@ export function extractArchive(opts: ExtractOptions): Extracted {
   const feed = (chunk: Uint8Array) => {
     for (const ev of parser.push(chunk)) ex.apply(ev);
   };
+  const cap = expandedCap(info.size, opts.expansion ?? DEFAULT_EXPANSION, limits.streamMaxBytes);
+  let expanded = 0;
+  const feedExpanded = (chunk: Uint8Array) => {
+    // [OP-4] Counted before anything reaches staging: a bomb is refused at the cap.
+    expanded += chunk.length;
+    if (expanded > cap) throw new ArchiveError("expanded_too_large");
+    feed(chunk);
+  };
   const f = Deno.openSync(opts.file, { read: true });
   let gzip = false;
   try {
@@ -179,13 +217,18 @@ export function extractArchive(opts: ExtractOptions): Extracted {
       const n = f.readSync(buf) ?? 0;
       if (read === 0 && n >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) {
         gzip = true;
-        gunzip = new Gunzip((chunk) => feed(chunk));
+        gunzip = new Gunzip((chunk) => feedExpanded(chunk));
       }
       read += n;
       if (read > limits.streamMaxBytes) throw new ArchiveError("archive_too_large");
       try {
-        if (gunzip) gunzip.push(buf.slice(0, n), n === 0);
-        else if (n > 0) feed(buf.subarray(0, n));
+        if (gunzip) {
+          // Small steps: one step inflates to at most ~1032× its size in memory.
+          for (let off = 0; off < n; off += BACKUP_GZIP_STEP_BYTES) {
+            gunzip.push(buf.slice(off, Math.min(n, off + BACKUP_GZIP_STEP_BYTES)), false);
+          }
+          if (n === 0) gunzip.push(new Uint8Array(0), true);
+        } else if (n > 0) feed(buf.subarray(0, n));
       } catch (err) {
         throw gzipError(err) ?? err;
       }

@@ -26,7 +26,7 @@ import { AppError } from "../errors.ts";
 import { acquireInstanceLock } from "../instance.ts";
 import { checkManagedPath, ensurePrivateDir, fsyncDir } from "../path_safety.ts";
 import { ArchiveError } from "./archive_error.ts";
-import { extractArchive } from "./extract.ts";
+import { type ExpansionLimits, extractArchive } from "./extract.ts";
 import { exchangePaths, randomSuffix, renameNoReplace, timestampName } from "./fs.ts";
 import { compareDatabases, type ManifestDatabase } from "./manifest.ts";
 import { databaseKind, migrationsFor } from "./paths.ts";
@@ -43,6 +43,8 @@ export interface RestoreOptions {
   onProgress?: (read: number, size: number) => void;
   /** @default the BACKUP_* constants */
   limits?: TarLimits;
+  /** @default DEFAULT_EXPANSION (extract.ts) */
+  expansion?: ExpansionLimits;
   /** @default () => new Date() */
   now?: () => Date;
 }
@@ -173,6 +175,7 @@ export function restoreBackup(opts: RestoreOptions): RestoreResult {
       file: opts.file,
       stagingRoot: staging,
       limits: opts.limits,
+      expansion: opts.expansion,
       onProgress: opts.onProgress,
     });
     if (!ex.entries.some((e) => e.path === "data" && e.type === "dir")) {
