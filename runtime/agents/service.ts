@@ -143,7 +143,7 @@ function invalidRowView(raw: Record<string, unknown>, id: string): AgentView {
   const generation = raw.generation;
   return {
     id,
-    name: name || "(invalid registry row)",
+    name: name ? escapeName(name) : "(invalid registry row)",
     state: "unavailable",
     generation: typeof generation === "number" && Number.isSafeInteger(generation) ? generation : 0,
     is_system: false,
@@ -319,11 +319,6 @@ export function createAgentService(opts: AgentServiceOptions) {
       const broken = unavailable.get(id);
       if (broken) return broken.view;
       return toAgentView(requireRow(id));
-    },
-
-    /** The Agents start-up found broken, with their reasons [AG-5]. */
-    unavailable(): AgentView[] {
-      return [...unavailable.values()].map((u) => u.view);
     },
 
     /** The registry row, when the Agent's state may be read or written (active/upgrading). */

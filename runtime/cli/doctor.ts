@@ -7,12 +7,13 @@
  * [AG-5] It also inspects the home as `serve` would (agents/inspect.ts) and
  * lists every Agent that would start `unavailable`, with its fixed reason, and
  * a registry `serve` would refuse. Those are reported, not failed on: the
- * server serves the other Agents. Names are printed JSON-quoted, so a name
- * holding control characters cannot drive the operator's terminal.
+ * server serves the other Agents. Names are printed with hidden characters
+ * escaped (display_name.ts), so a name cannot drive the operator's terminal.
  */
 import { probeHost } from "../../sandbox/probe.ts";
 import { UNAVAILABLE_REASONS, type UnavailableReason } from "../agents/availability.ts";
 import { type HomeInspection, inspectHome } from "../agents/inspect.ts";
+import { escapeName } from "../display_name.ts";
 import { AppError } from "../errors.ts";
 import { resolveHome } from "../home.ts";
 import { DEFAULT_OLLAMA_URL } from "../limits.ts";
@@ -85,12 +86,9 @@ function inspectAgents(root: string): AgentsReport {
   };
 }
 
-/** JSON-quoted, with format and separator characters (bidi overrides …) escaped too. */
+/** Quoted, with hidden characters (controls, bidi overrides …) made visible [OP-1]. */
 function quoted(name: string): string {
-  return JSON.stringify(name).replace(
-    /[\p{Cf}\p{Zl}\p{Zp}]/gu,
-    (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, "0")}`,
-  );
+  return `"${escapeName(name)}"`;
 }
 
 function describeAgents(r: AgentsReport): string[] {
