@@ -34,6 +34,8 @@ type Command = (argv: string[]) => number | Promise<number>;
 const COMMANDS: Record<string, Command> = {
   // Internal re-exec mode [SB-1]: always confines itself before running a body.
   worker: (argv) => workerCommand(argv, { body: harnessWorkerBody }),
+  // Internal re-exec mode [EX-1]: the runner confines itself before it runs anything.
+  runner: async (argv) => (await import("./sandbox/runner_entry.ts")).runnerCommand(argv),
   // Loaded on demand so a Worker never loads (or holds threads for) server code:
   // the confined process stays small and its spawn fast (see worker_spawn_bench).
   serve: async (argv) => (await import("./runtime/cli/serve.ts")).serveCommand(argv),

@@ -26,6 +26,7 @@ import {
   O_DIRECTORY,
   O_PATH,
   O_RDONLY,
+  S_IFCHR,
   S_IFDIR,
   S_IFMT,
   S_IFREG,
@@ -65,6 +66,8 @@ export interface LandlockRule {
   access: number;
   /** A missing path is skipped (e.g. /lib64 on aarch64) instead of failing. */
   optional: boolean;
+  /** The path is a character device (the runner's /dev/null); file rights only. */
+  device?: boolean;
 }
 
 export interface LandlockPlan {
@@ -180,12 +183,13 @@ function addRule(rulesetFd: number, rule: LandlockRule, handledFs: number): Appl
     const st = fstatx(fd);
     if (!st.ok) return { ok: false, step: "landlock_stat_root", errno: st.errno };
     const kind = st.st.mode & S_IFMT;
-    if (kind !== S_IFDIR && kind !== S_IFREG) {
+    const isDevice = rule.device === true && kind === S_IFCHR;
+    if (kind !== S_IFDIR && kind !== S_IFREG && !isDevice) {
       return { ok: false, step: "landlock_root_type", errno: 0 };
     }
-    // SECURITY: read-only rights only; a file rule may carry only file rights.
+    // SECURITY: the caller's rights masked to the ABI; a file rule may carry only file rights.
     let access = rule.access & handledFs;
-    if (kind === S_IFREG) access &= FILE_ONLY_RIGHTS;
+    if (kind !== S_IFDIR) access &= FILE_ONLY_RIGHTS;
     // struct landlock_path_beneath_attr { u64 allowed_access; s32 parent_fd; } packed
     const attr = new Uint8Array(12);
     const v = new DataView(attr.buffer);

@@ -98,6 +98,7 @@ const NR_TABLE = {
   fchownat: [260, 54],
   symlinkat: [266, 36],
   copy_file_range: [326, 285],
+  ppoll: [271, 73],
 } as const;
 
 export type SyscallName = keyof typeof NR_TABLE;

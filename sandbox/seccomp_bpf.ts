@@ -56,16 +56,16 @@ export const SECCOMP_RET_ERRNO = 0x00050000;
 export const SECCOMP_RET_ALLOW = 0x7fff0000;
 
 // struct seccomp_data offsets.
-const OFF_NR = 0;
-const OFF_ARCH = 4;
-const argLow = (i: number) => 16 + 8 * i; // little-endian: low word first
+export const OFF_NR = 0;
+export const OFF_ARCH = 4;
+export const argLow = (i: number) => 16 + 8 * i; // little-endian: low word first
 
 const EPERM = 1;
 const ENOSYS = 38;
 
 const CLONE_THREAD = 0x00010000;
 /** CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET. */
-const CLONE_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 |
+export const CLONE_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 |
   0x10000000 | 0x20000000 | 0x40000000;
 
 /** prctl options a confined Worker may use: naming threads and read-only queries. */
@@ -98,22 +98,28 @@ export interface WorkerFilterOptions {
   selfPid: number;
 }
 
-const ld = (off: number): Insn => ({ code: BPF_LD_W_ABS, jt: 0, jf: 0, k: off });
-const ret = (k: number): Insn => ({ code: BPF_RET_K, jt: 0, jf: 0, k });
-const jeq = (k: number, jt: number, jf: number): Insn => ({ code: BPF_JEQ_K, jt, jf, k });
-const jgt = (k: number, jt: number, jf: number): Insn => ({ code: BPF_JGT_K, jt, jf, k });
-const jset = (k: number, jt: number, jf: number): Insn => ({ code: BPF_JSET_K, jt, jf, k });
-const errno = (e: number) => ret(SECCOMP_RET_ERRNO | e);
-const ALLOW = ret(SECCOMP_RET_ALLOW);
+// Instruction builders, shared with the runner's filter (runner_policy.ts).
+export const ld = (off: number): Insn => ({ code: BPF_LD_W_ABS, jt: 0, jf: 0, k: off });
+export const ret = (k: number): Insn => ({ code: BPF_RET_K, jt: 0, jf: 0, k });
+export const jeq = (k: number, jt: number, jf: number): Insn => ({ code: BPF_JEQ_K, jt, jf, k });
+export const jgt = (k: number, jt: number, jf: number): Insn => ({ code: BPF_JGT_K, jt, jf, k });
+export const jset = (k: number, jt: number, jf: number): Insn => ({
+  code: BPF_JSET_K,
+  jt,
+  jf,
+  k,
+});
+export const errno = (e: number) => ret(SECCOMP_RET_ERRNO | e);
+export const ALLOW = ret(SECCOMP_RET_ALLOW);
 
 /** `if nr == n then <block> else skip`; every block ends in a return, so `A` keeps nr. */
-function guarded(n: number, block: Insn[]): Insn[] {
+export function guarded(n: number, block: Insn[]): Insn[] {
   if (block.length > 255) throw new Error("seccomp block too long for a BPF jump");
   return [jeq(n, 0, block.length), ...block];
 }
 
 /** Allow when the low word of argument `i` equals one of `values`, else EPERM. */
-function argOneOf(i: number, values: readonly number[]): Insn[] {
+export function argOneOf(i: number, values: readonly number[]): Insn[] {
   const out: Insn[] = [ld(argLow(i))];
   for (const v of values) out.push(jeq(v >>> 0, 0, 1), ALLOW);
   out.push(errno(EPERM));
@@ -124,7 +130,7 @@ const PRIO_PROCESS = 0;
 const IOPRIO_WHO_PROCESS = 1;
 
 /** Allow when arg0 == `which` and arg1 is 0 or `selfPid`, else EPERM. */
-function whichWho(which: number, selfPid: number): Insn[] {
+export function whichWho(which: number, selfPid: number): Insn[] {
   return [ld(argLow(0)), jeq(which, 1, 0), errno(EPERM), ...argOneOf(1, [0, selfPid])];
 }
 
@@ -132,7 +138,7 @@ const MAP_SHARED = 0x01; // also the low bit of MAP_SHARED_VALIDATE (0x03)
 const MAP_ANONYMOUS = 0x20;
 
 /** mmap(…, flags = arg 3): EPERM when anonymous AND shared, else allow. */
-function sharedAnonymousMmapBlock(): Insn[] {
+export function sharedAnonymousMmapBlock(): Insn[] {
   return [
     ld(argLow(3)),
     jset(MAP_ANONYMOUS, 0, 2),

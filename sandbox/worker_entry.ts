@@ -158,6 +158,22 @@ export function sandboxIdentityArgs(user: string = DEFAULT_SANDBOX_USER): string
   return ["--uid", String(id.uid), "--gid", String(id.gid)];
 }
 
+/**
+ * Not compiled: the source-tree entries, the stage-2 module's directory and
+ * this repository's transpiled modules in the Deno cache, for Landlock
+ * read+execute rules (shared with the runner). Only existing paths.
+ */
+export function devCodeRoots(module: URL, denoDir: string | null): string[] {
+  const repo = REPO_ROOT.pathname.replace(/\/$/, "");
+  const roots = CODE_ENTRIES.map((e) => `${repo}/${e}`);
+  const moduleDir = new URL("./", module).pathname.replace(/\/$/, "");
+  if (!roots.some((r) => moduleDir === r || moduleDir.startsWith(`${r}/`))) {
+    if (moduleDir !== repo) roots.push(moduleDir);
+  }
+  if (denoDir !== null && denoDir.startsWith("/")) roots.push(`${denoDir}/gen/file${repo}`);
+  return roots.filter((p) => statx(-100, p, 0).ok);
+}
+
 function stage1Inputs(
   runRoot: string,
   parent: number,

@@ -1,0 +1,596 @@
+/**
+ * The server side of the runner [EX-1, EX-2, EX-4]: `runCommand()` runs one
+ * program in a freshly confined runner process and returns only when every
+ * process of it is proven gone (or says `outcome_unknown`).
+ *
+ * Sequence: validate (argv/cwd/timeout bounds; a cwd that is not a real
+ * directory inside the scratch) → resolve argv[0] on RUNNER_PATH (or `deno`)
+ * → take a slot (≤ 1 per Run, ≤ 2 in the server, wait ≤ 30 s, else
+ * `exec_busy`) → hand the scratch and tmp to the sandbox uid (as root) →
+ * spawn `runner` (clean environment, only fds 0–2) → read its attestation →
+ * verify /proc (every task: NoNewPrivs, Seccomp 2 with one filter more than
+ * ours, capabilities zero, uids/gids non-zero as root, own session; as root
+ * also its own PID and mount namespaces) → pin it with a pidfd → release the
+ * job → stream output → `runner.done` → prove release.
+ *
+ * What this file enforces: nothing runs before verification; the runner is
+ * killed through the pidfd on any protocol violation or when it overruns the
+ * wall timeout by RUNNER_RELEASE_TIMEOUT_MS; release is proven by the
+ * runner's own sweep and, with a PID namespace, by this process finding no
+ * process left in that namespace (it kills any it finds) — otherwise the
+ * outcome is `outcome_unknown`. The caller owns the scratch and tmp dirs.
+ * See runner_types.ts for the interface and docs/runner.md for the design.
+ */
+import { AppError } from "../errors.ts";
+import {
+  COMMAND_ARG_MAX_ITEM_BYTES,
+  COMMAND_ARGV_MAX_ITEMS,
+  COMMAND_ARGV_MAX_TOTAL_BYTES,
+  COMMAND_SLOT_WAIT_MS,
+  COMMAND_TIMEOUT_MAX_S,
+  COMMAND_TIMEOUT_MIN_S,
+  COMMANDS_ACTIVE_MAX,
+  RUNNER_READY_TIMEOUT_MS,
+  RUNNER_RELEASE_TIMEOUT_MS,
+} from "../limits.ts";
+import {
+  type AttestationFrame,
+  AttestationFrameSchema,
+  IPC_PROTOCOL_VERSION,
+  NdjsonReader,
+  NdjsonWriter,
+  type SandboxFailureFrame,
+  SandboxFailureFrameSchema,
+} from "../protocol/ipc.ts";
+import {
+  attestationProblems,
+  processStartTime,
+  readProcSnapshot,
+  selfHoldsCapabilities,
+  selfIsRoot,
+  selfSeccompFilters,
+} from "../../sandbox/attestation.ts";
+import { denoRunFlags, sandboxIdentityArgs } from "../../sandbox/worker_entry.ts";
+import { DEFAULT_SANDBOX_USER, resolveSandboxIdentity } from "../../sandbox/identity.ts";
+import {
+  AT_SYMLINK_NOFOLLOW,
+  closeFd,
+  cstr,
+  O_CLOEXEC,
+  O_DIRECTORY,
+  O_NOFOLLOW,
+  O_RDONLY,
+  S_IFDIR,
+  S_IFMT,
+  statx,
+  syscall,
+} from "../../sandbox/libc.ts";
+import { listNumericEntries, readProcText } from "../../sandbox/procfs.ts";
+import { listDir } from "../../linuxfs/dirents.ts";
+import {
+  type CommandJob,
+  type DoneFrame,
+  parserOf,
+  type ReleaseFrame,
+  RunnerToServerSchema,
+} from "../../sandbox/runner_frames.ts";
+import { RUNNER_LINE_MAX_BYTES } from "../../sandbox/runner_entry.ts";
+import type {
+  BoundedText,
+  CommandOutcome,
+  CommandResult,
+  OutputDelta,
+  RunCommandOptions,
+} from "./runner_types.ts";
+import { resolveDenoDir } from "../worker/supervisor.ts";
+
+export type { CommandResult, RunCommandOptions } from "./runner_types.ts";
+
+/** Where a bare argv[0] is looked up [EX-2]. */
+export const RUNNER_PATH = ["/usr/local/bin", "/usr/bin", "/bin"];
+
+const SIGKILL = 9;
+const enc = new TextEncoder();
+
+// ── validation ──────────────────────────────────────────────────────────────
+
+function invalid(detail: string): never {
+  throw new AppError("tool_invalid_arguments", detail);
+}
+
+/** argv, cwd and timeout bounds [EX-2]; returns the normalised cwd ("" = root). */
+export function validateCommand(argv: readonly string[], cwd: string, timeoutS: number): string {
+  if (!Array.isArray(argv) || argv.length < 1 || argv.length > COMMAND_ARGV_MAX_ITEMS) {
+    invalid("argv must have 1..64 items");
+  }
+  let total = 0;
+  for (const a of argv) {
+    if (typeof a !== "string" || a.includes("\0")) invalid("argv item with NUL");
+    const n = enc.encode(a).length;
+    if (n > COMMAND_ARG_MAX_ITEM_BYTES) invalid("argv item too long");
+    total += n;
+  }
+  if (total > COMMAND_ARGV_MAX_TOTAL_BYTES) invalid("argv too long");
+  if (argv[0] === "") invalid("empty program");
+  if (
+    !Number.isInteger(timeoutS) || timeoutS < COMMAND_TIMEOUT_MIN_S ||
+    timeoutS > COMMAND_TIMEOUT_MAX_S
+  ) invalid("timeout_s out of range");
+  if (typeof cwd !== "string" || cwd.includes("\0") || cwd.startsWith("/")) invalid("bad cwd");
+  const parts = cwd.split("/").filter((p) => p !== "" && p !== ".");
+  if (parts.some((p) => p === "..")) invalid("cwd escapes the workspace");
+  if (enc.encode(cwd).length > 1024 || parts.length > 32) invalid("cwd too long");
+  return parts.join("/");
+}
+
+/** argv[0] → an absolute program path, or `exec_unknown_program`. */
+export function resolveProgram(name: string): string {
+  if (name === "deno") {
+    // The product's own runtime; a compiled executable is not a Deno CLI.
+    if (!Deno.build.standalone) return Deno.execPath();
+    throw new AppError("exec_unknown_program", "deno is not available in a compiled build");
+  }
+  if (!/^[A-Za-z0-9._+-]{1,255}$/.test(name) || name === "." || name === "..") {
+    throw new AppError("exec_unknown_program", "argv[0] must be a bare program name");
+  }
+  for (const dir of RUNNER_PATH) {
+    const p = `${dir}/${name}`;
+    const st = statx(-100, p, 0);
+    if (st.ok && (st.st.mode & S_IFMT) === 0o100000 && (st.st.mode & 0o111) !== 0) return p;
+  }
+  throw new AppError("exec_unknown_program", `${name} not found`);
+}
+
+const lstatx = (path: string) => statx(-100, path, AT_SYMLINK_NOFOLLOW);
+
+/** The cwd must be a real directory chain inside the scratch (no symlinks). */
+function checkCwd(scratchDir: string, cwd: string): void {
+  let path = scratchDir;
+  for (const part of cwd === "" ? [] : cwd.split("/")) {
+    path = `${path}/${part}`;
+    const st = lstatx(path);
+    if (!st.ok || (st.st.mode & S_IFMT) !== S_IFDIR) invalid("cwd is not a directory");
+  }
+}
+
+// ── slots [EX-2] ────────────────────────────────────────────────────────────
+
+const active = new Set<string>();
+let waiters: Array<() => void> = [];
+
+function wake(): void {
+  const w = waiters;
+  waiters = [];
+  for (const f of w) f();
+}
+
+/** Takes a slot for `key`; waits ≤ waitMs for one, else `exec_busy`. */
+export async function acquireCommandSlot(
+  key: string,
+  waitMs = COMMAND_SLOT_WAIT_MS,
+  signal?: AbortSignal,
+): Promise<() => void> {
+  const deadline = Date.now() + waitMs;
+  while (active.has(key) || active.size >= COMMANDS_ACTIVE_MAX) {
+    const left = deadline - Date.now();
+    if (left <= 0) throw new AppError("exec_busy", "no command slot within the wait");
+    if (signal?.aborted) throw new AppError("run_cancelled", "cancelled while waiting");
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(done, left);
+      const onAbort = () => done();
+      signal?.addEventListener("abort", onAbort, { once: true });
+      function done() {
+        clearTimeout(t);
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      }
+      waiters.push(done);
+    });
+  }
+  active.add(key);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    active.delete(key);
+    wake();
+  };
+}
+
+// ── hand-over to the sandbox uid ────────────────────────────────────────────
+
+/**
+ * As root: makes the sandbox uid own `dir` and everything below it that it
+ * does not own yet (symlinks themselves, never their targets), so the
+ * command can write its scratch and tmp. Bounded by the scratch bounds the
+ * caller enforces [EX-3]. A no-op for an unprivileged server.
+ */
+export function handOverToSandbox(dir: string, user = DEFAULT_SANDBOX_USER): void {
+  if (!selfIsRoot()) return;
+  const id = resolveSandboxIdentity(user);
+  if (id === null) throw new AppError("sandbox_unavailable", `sandbox user ${user} unresolved`);
+  const chownAt = (dirfd: number, name: string) => {
+    const r = syscall("fchownat", dirfd, cstr(name), id.uid, id.gid, AT_SYMLINK_NOFOLLOW);
+    if (r.ret !== 0n) throw new AppError("sandbox_unavailable", `chown errno ${r.errno}`);
+  };
+  const walk = (path: string, depth: number) => {
+    if (depth > 64) throw new AppError("sandbox_unavailable", "scratch too deep");
+    const o = syscall(
+      "openat",
+      -100,
+      cstr(path),
+      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+      0,
+    );
+    if (o.ret < 0n) throw new AppError("sandbox_unavailable", `open errno ${o.errno}`);
+    const fd = Number(o.ret);
+    try {
+      const list = listDir(fd, 1_000_000);
+      if (!list.ok) throw new AppError("sandbox_unavailable", "scratch unreadable");
+      for (const e of list.entries) {
+        const st = statx(fd, e.name, AT_SYMLINK_NOFOLLOW);
+        if (!st.ok) continue; // vanished
+        if (st.st.uid !== id.uid || st.st.gid !== id.gid) chownAt(fd, e.name);
+        if ((st.st.mode & S_IFMT) === S_IFDIR) walk(`${path}/${e.name}`, depth + 1);
+      }
+    } finally {
+      closeFd(fd);
+    }
+  };
+  const top = lstatx(dir);
+  if (!top.ok || (top.st.mode & S_IFMT) !== S_IFDIR) {
+    throw new AppError("sandbox_unavailable", "not a directory");
+  }
+  if (top.st.uid !== id.uid || top.st.gid !== id.gid) chownAt(-100, dir);
+  walk(dir, 0);
+}
+
+// ── output ──────────────────────────────────────────────────────────────────
+
+// CSI, OSC (BEL or ST terminated), other two-byte escapes, then lone ESC.
+const ANSI =
+  // deno-lint-ignore no-control-regex
+  /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[@-Z\\-_]|\x1b|\x9b[0-?]*[ -/]*[@-~]/g;
+
+/** Invalid UTF-8 replaced (U+FFFD), ANSI escapes removed [EX-4]. */
+export function cleanText(bytes: Uint8Array): string {
+  return new TextDecoder("utf-8", { fatal: false }).decode(bytes).replace(ANSI, "");
+}
+
+function fromB64(s: string): Uint8Array {
+  const bin = atob(s);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+/** The kept head and tail of a stream as text, with a marker where the middle was cut. */
+export function boundedText(head: Uint8Array, tail: Uint8Array, total: number): BoundedText {
+  const omitted = total - head.length - tail.length;
+  if (omitted <= 0) {
+    const all = new Uint8Array(head.length + tail.length);
+    all.set(head);
+    all.set(tail, head.length);
+    return { text: cleanText(all), total_bytes: total, truncated: false };
+  }
+  return {
+    text: `${cleanText(head)}\n[… ${omitted} bytes omitted …]\n${cleanText(tail)}`,
+    total_bytes: total,
+    truncated: true,
+  };
+}
+
+// ── spawning and verification ───────────────────────────────────────────────
+
+interface RunnerDirs {
+  scratchDir: string;
+  tmpDir: string;
+}
+
+function runnerArgs(dirs: RunnerDirs, denoDir: string | null): { exe: string; args: string[] } {
+  const tail = [
+    "--scratch",
+    dirs.scratchDir,
+    "--tmp",
+    dirs.tmpDir,
+    "--parent",
+    String(Deno.pid),
+    ...(denoDir ? ["--deno-dir", denoDir] : []),
+    ...sandboxIdentityArgs(),
+  ];
+  if (Deno.build.standalone) return { exe: Deno.execPath(), args: ["runner", ...tail] };
+  return {
+    exe: Deno.execPath(),
+    args: [
+      ...denoRunFlags(),
+      new URL("../../sandbox/runner_entry.ts", import.meta.url).pathname,
+      ...tail,
+    ],
+  };
+}
+
+function nsLink(pid: number | "self", ns: string): string | null {
+  const buf = new Uint8Array(64);
+  const r = syscall("readlinkat", -100, cstr(`/proc/${pid}/ns/${ns}`), buf, buf.length);
+  return r.ret > 0n ? new TextDecoder().decode(buf.subarray(0, Number(r.ret))) : null;
+}
+
+/** Pids whose PID namespace is `ns` (e.g. "pid:[4026532841]"). */
+function pidsInNamespace(ns: string): number[] {
+  return listNumericEntries("/proc").filter((pid) => nsLink(pid, "pid") === ns);
+}
+
+/** Kills whatever is left in `ns` and waits until nothing is; true when proven empty. */
+async function drainNamespace(ns: string, budgetMs: number): Promise<boolean> {
+  const end = Date.now() + budgetMs;
+  for (;;) {
+    const left = pidsInNamespace(ns);
+    if (left.length === 0) return true;
+    for (const pid of left) {
+      const fd = syscall("pidfd_open", pid, 0);
+      if (fd.ret < 0n) continue;
+      // Re-check through the pinned identity before signalling.
+      if (nsLink(pid, "pid") === ns) syscall("pidfd_send_signal", Number(fd.ret), SIGKILL, null, 0);
+      closeFd(Number(fd.ret));
+    }
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+type FirstFrame =
+  | { kind: "attest"; frame: AttestationFrame }
+  | { kind: "fail"; frame: SandboxFailureFrame };
+const FIRST: (v: unknown) => { ok: true; frame: FirstFrame } | { ok: false } = (v) => {
+  const a = AttestationFrameSchema.safeParse(v);
+  if (a.success) return { ok: true, frame: { kind: "attest", frame: a.data } };
+  const f = SandboxFailureFrameSchema.safeParse(v);
+  if (f.success) return { ok: true, frame: { kind: "fail", frame: f.data } };
+  return { ok: false };
+};
+
+/** What one runner execution produced, before it is shaped into a tool result. */
+export interface RunnerOutcome {
+  done: DoneFrame | null;
+  /** The server's own proof that nothing is left (namespace empty / runner's sweep). */
+  released: boolean;
+  pidNamespace: boolean;
+  /** Runner spawn → verified ready, ms (for the benchmark). */
+  readyMs: number;
+}
+
+export interface ExecuteJobOptions extends RunnerDirs {
+  job: CommandJob;
+  /** Kill the runner when it is still there this long after release. */
+  backstopMs: number;
+  signal?: AbortSignal;
+  onOutput?: (d: OutputDelta) => void;
+  /** Runner stderr (diagnostics of the runner itself): discarded in production. */
+  stderr?: "null" | "inherit";
+}
+
+/**
+ * Spawns one runner, verifies it, releases `job` to it and follows it to the
+ * end. Throws `sandbox_unavailable` / `sandbox_attestation_failed` when the
+ * runner could not be confined or verified (nothing ran).
+ */
+export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutcome> {
+  const t0 = performance.now();
+  const { exe, args } = runnerArgs(o, resolveDenoDir());
+  const denoDir = resolveDenoDir();
+  const env: Record<string, string> = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
+  if (denoDir !== null) env.DENO_DIR = denoDir;
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(exe, {
+      args,
+      clearEnv: true,
+      env,
+      cwd: "/",
+      stdin: "piped",
+      stdout: "piped",
+      stderr: o.stderr ?? "null",
+    }).spawn();
+  } catch (err) {
+    throw new AppError("sandbox_unavailable", `runner spawn failed: ${(err as Error).name}`);
+  }
+  const stage1Pid = child.pid;
+  const reader = new NdjsonReader(child.stdout, {
+    maxLineBytes: RUNNER_LINE_MAX_BYTES,
+    maxLines: 8192,
+    maxTotalBytes: 8 * RUNNER_LINE_MAX_BYTES,
+  });
+  const writer = new NdjsonWriter(child.stdin, RUNNER_LINE_MAX_BYTES);
+  let pidfd = -1;
+  let reaped = false;
+  const status = child.status.then((s) => {
+    reaped = true;
+    return s;
+  });
+  const hardKill = () => {
+    if (reaped) return;
+    // Stage 2 through its pinned pidfd, and stage 1 (whose death would take
+    // stage 2 along through its parent-death signal anyway).
+    if (pidfd >= 0) syscall("pidfd_send_signal", pidfd, SIGKILL, null, 0);
+    try {
+      child.kill("SIGKILL");
+    } catch { /* gone */ }
+  };
+  const closeAll = async () => {
+    await writer.close().catch(() => {});
+    await reader.cancel().catch(() => {});
+  };
+  const refuse = async (code: "sandbox_unavailable" | "sandbox_attestation_failed", d: string) => {
+    hardKill();
+    await status;
+    await closeAll();
+    if (pidfd >= 0) closeFd(pidfd);
+    throw new AppError(code, d);
+  };
+
+  const first = await reader.next(RUNNER_READY_TIMEOUT_MS, FIRST).catch((e: unknown) => {
+    if (e instanceof AppError) return null;
+    throw e;
+  });
+  if (first === null) return await refuse("sandbox_unavailable", "runner gave no attestation");
+  if (first.kind === "fail") {
+    return await refuse(
+      "sandbox_unavailable",
+      `runner step ${first.frame.step} errno ${first.frame.errno}`,
+    );
+  }
+  // The runner is stage 1's only child (spawned from its main thread).
+  const kids = (readProcText(`/proc/${stage1Pid}/task/${stage1Pid}/children`) ?? "").trim()
+    .split(/\s+/).filter((x) => x !== "").map(Number);
+  if (kids.length !== 1) return await refuse("sandbox_attestation_failed", "runner not found");
+  const pid = kids[0];
+  const snap = readProcSnapshot(pid);
+  if (snap === null) return await refuse("sandbox_attestation_failed", "runner vanished");
+  const root = selfIsRoot();
+  const problems = attestationProblems(first.frame, snap, {
+    pid,
+    supervisorPid: stage1Pid,
+    seccompFilters: selfSeccompFilters() + 1,
+    requireEmptyBounding: selfHoldsCapabilities(),
+    requireUnprivileged: root,
+  });
+  // As root the runner must have its own PID and mount namespaces.
+  const ns = nsLink(pid, "pid_for_children");
+  const pidNamespace = ns !== null && ns !== nsLink("self", "pid");
+  if (root && !pidNamespace) problems.push("no own PID namespace");
+  if (root && nsLink(pid, "mnt") === nsLink("self", "mnt")) problems.push("no own mount namespace");
+  if (problems.length > 0) {
+    return await refuse("sandbox_attestation_failed", problems.join("; "));
+  }
+  const startTime = processStartTime(pid);
+  const pfd = syscall("pidfd_open", pid, 0);
+  if (pfd.ret < 0n || startTime === null || processStartTime(pid) !== startTime) {
+    if (pfd.ret >= 0n) closeFd(Number(pfd.ret));
+    return await refuse("sandbox_attestation_failed", "runner identity could not be pinned");
+  }
+  pidfd = Number(pfd.ret);
+  const readyMs = performance.now() - t0;
+
+  const release: ReleaseFrame = { v: IPC_PROTOCOL_VERSION, type: "runner.release", job: o.job };
+  let done: DoneFrame | null = null;
+  const backstop = setTimeout(hardKill, o.backstopMs);
+  const onAbort = () => {
+    writer.send({ v: IPC_PROTOCOL_VERSION, type: "runner.kill" }).catch(() => {});
+    // The runner gets the release budget to end everything itself.
+    setTimeout(hardKill, RUNNER_RELEASE_TIMEOUT_MS);
+  };
+  try {
+    await writer.send(release);
+    if (o.signal?.aborted) onAbort();
+    else o.signal?.addEventListener("abort", onAbort, { once: true });
+    const decoders = {
+      stdout: new TextDecoder("utf-8", { fatal: false }),
+      stderr: new TextDecoder("utf-8", { fatal: false }),
+    };
+    const parse = parserOf(RunnerToServerSchema);
+    for (;;) {
+      const f = await reader.next(o.backstopMs + RUNNER_RELEASE_TIMEOUT_MS, parse);
+      if (f === null) break;
+      if (f.type === "runner.output") {
+        if (o.onOutput) {
+          const text = decoders[f.stream].decode(fromB64(f.data), { stream: true }).replace(
+            ANSI,
+            "",
+          );
+          if (text !== "") o.onOutput({ stream: f.stream, text });
+        }
+      } else {
+        done = f;
+      }
+    }
+  } catch (err) {
+    // A protocol violation (or a write to a dead runner): kill and report no result.
+    if (!(err instanceof AppError) && !(err instanceof Deno.errors.BrokenPipe)) {
+      hardKill();
+      await status;
+      throw err;
+    }
+    hardKill();
+    done = null;
+  } finally {
+    clearTimeout(backstop);
+    o.signal?.removeEventListener("abort", onAbort);
+  }
+  await status;
+  closeFd(pidfd);
+  pidfd = -1;
+  await closeAll();
+  // Proof of release: with a PID namespace, nothing may be left in it (we kill
+  // what is); without one, the runner's own sweep is all there is.
+  let released = done?.released ?? false;
+  if (pidNamespace && ns !== null) {
+    released = (await drainNamespace(ns, RUNNER_RELEASE_TIMEOUT_MS)) && (done?.released ?? true);
+    if (done === null) released = false;
+  }
+  return { done, released, pidNamespace, readyMs };
+}
+
+/** Runs one program in the runner sandbox; see runner_types.ts. */
+export async function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
+  const cwd = validateCommand(opts.argv, opts.cwd, opts.timeoutS);
+  const path = resolveProgram(opts.argv[0]);
+  for (const d of [opts.scratchDir, opts.tmpDir]) {
+    if (!d.startsWith("/")) invalid("scratch and tmp must be absolute");
+  }
+  checkCwd(opts.scratchDir, cwd);
+  const releaseSlot = await acquireCommandSlot(opts.runKey, COMMAND_SLOT_WAIT_MS, opts.signal);
+  try {
+    handOverToSandbox(opts.scratchDir);
+    handOverToSandbox(opts.tmpDir);
+    const root = selfIsRoot();
+    const home = root ? "/tmp/scratch" : opts.scratchDir;
+    const tmp = root ? "/tmp/tmp" : opts.tmpDir;
+    const job: CommandJob = {
+      kind: "command",
+      path,
+      argv: [...opts.argv],
+      cwd,
+      env: {
+        PATH: RUNNER_PATH.join(":"),
+        HOME: home,
+        TMPDIR: tmp,
+        LANG: "C.UTF-8",
+        DENO_DIR: `${home}/.deno`,
+        DENO_NO_UPDATE_CHECK: "1",
+      },
+      timeout_ms: opts.timeoutS * 1000,
+    };
+    const r = await executeInRunner({
+      job,
+      scratchDir: opts.scratchDir,
+      tmpDir: opts.tmpDir,
+      backstopMs: job.timeout_ms + RUNNER_RELEASE_TIMEOUT_MS,
+      signal: opts.signal,
+      onOutput: opts.onOutput,
+    });
+    return shapeResult(r);
+  } finally {
+    releaseSlot();
+  }
+}
+
+const EMPTY: BoundedText = { text: "", total_bytes: 0, truncated: false };
+
+function shapeResult(r: RunnerOutcome): CommandResult {
+  const d = r.done;
+  const text = (c: DoneFrame["stdout"] | undefined): BoundedText =>
+    c === undefined ? EMPTY : boundedText(fromB64(c.head), fromB64(c.tail), c.total_bytes);
+  let outcome: CommandOutcome;
+  if (d === null || !r.released) outcome = "outcome_unknown";
+  else if (d.ended === "spawn_failed") outcome = "outcome_unknown";
+  else outcome = d.ended;
+  return {
+    outcome,
+    exit_code: d?.exit_code ?? null,
+    signal: d?.signal ?? null,
+    duration_ms: d?.duration_ms ?? 0,
+    stdout: text(d?.stdout),
+    stderr: text(d?.stderr),
+    pid_namespace: r.pidNamespace,
+  };
+}

@@ -1,0 +1,547 @@
+/**
+ * The internal `runner` sub-command [EX-1, EX-2, SB-7]: one process per
+ * execution, confined before it runs anything, in the Worker's two stages.
+ *
+ * Stage 1 (`runner --scratch S --tmp T --parent P [--uid U --gid G]`):
+ *   setsid → close-on-exec every fd above stderr → umask 022 → rlimits
+ *   (runner_policy.ts) → as root: private mount + PID namespaces (the scratch
+ *   and tmp bind-mounted at /tmp/scratch and /tmp/tmp on a private 64 KiB
+ *   tmpfs /tmp, so the sandbox uid reaches them whatever the modes of their
+ *   real parents) → no_new_privs → Landlock (runner policy) on this thread →
+ *   drop every capability and switch to the sandbox uid/gid → parent-death
+ *   SIGKILL → execve into stage 2.
+ * Stage 2 (`runner --stage2 …`): non-dumpable → child subreaper → warm up
+ *   signals → seccomp (runner policy, TSYNC) → verify → attestation frame →
+ *   wait for the server's `runner.release` (sent only after it verified
+ *   /proc) → run the job → `runner.done`.
+ *
+ * A command job runs through `runner_exec.ts` (a tiny helper that arms its
+ * own parent-death SIGKILL, points stdin at /dev/null and execve's the
+ * program): with a PID namespace the program is its init, so when it ends —
+ * or the runner dies — the kernel kills every process in it. Stage 2 then
+ * sweeps (`kill(-1, SIGKILL)`: Landlock's signal scope limits it to this
+ * runner's own domain, never other processes of the same uid) and, as child
+ * subreaper, waits until it has no child left: that is the proof of release
+ * it reports (`released`). Output is kept bounded here (first and last 32 KiB
+ * per stream; live chunks coalesced ≥ 100 ms, ≤ 256 KiB in total).
+ *
+ * What this file enforces: no argument skips a step; a failing step writes
+ * one `sandbox.failure` frame and exits 70 before anything untrusted runs.
+ */
+import { parseArgs, UsageError } from "../runtime/argv.ts";
+import {
+  IPC_PROTOCOL_VERSION,
+  NdjsonReader,
+  NdjsonWriter,
+  type SandboxFailureFrame,
+} from "../runtime/protocol/ipc.ts";
+import {
+  RUNNER_LIVE_OUTPUT_COALESCE_MS,
+  RUNNER_LIVE_OUTPUT_MAX_BYTES,
+  RUNNER_STREAM_HALF_BYTES,
+} from "../runtime/limits.ts";
+import { PRODUCTION_STEPS, type StepResult } from "./confine.ts";
+import { applyRlimits, countTasksOfRealUid } from "./rlimits.ts";
+import { buildRunnerFilter, planRunnerLandlock, runnerRlimitPlan } from "./runner_policy.ts";
+import { applyLandlockOnCurrentThread } from "./landlock.ts";
+import { landlockAbi } from "./probe.ts";
+import { dropAllCapabilities, readCapSets, type TargetIdentity } from "./capabilities.ts";
+import { installSeccompAllThreads } from "./seccomp.ts";
+import {
+  closeFd,
+  cstr,
+  ECHILD,
+  hostArch,
+  O_CLOEXEC,
+  O_DIRECTORY,
+  O_NOFOLLOW,
+  O_PATH,
+  syscall,
+} from "./libc.ts";
+import { denoRunFlags, devCodeRoots, EXIT_SANDBOX_FAILURE } from "./worker_entry.ts";
+import { posixSpawn, waitFor } from "./spawn.ts";
+import { readProcText } from "./procfs.ts";
+import {
+  type CommandJob,
+  type DoneFrame,
+  parserOf,
+  RUNNER_CHUNK_MAX_BYTES,
+  ServerToRunnerSchema,
+  type StreamCapture,
+} from "./runner_frames.ts";
+
+/** Where a root runner sees the scratch and tmp (its private mount namespace). */
+export const RUNNER_MOUNT_BASE = "/tmp";
+export const RUNNER_SCRATCH_MOUNT = "/tmp/scratch";
+export const RUNNER_TMP_MOUNT = "/tmp/tmp";
+/** Longest line either side sends (the compile job carries up to 64 files). */
+export const RUNNER_LINE_MAX_BYTES = 16 * 1024 * 1024;
+
+const SIGKILL = 9;
+const PR_SET_CHILD_SUBREAPER = 36;
+const CLONE_NEWNS = 0x00020000;
+const CLONE_NEWPID = 0x20000000;
+const MS_NOSUID = 2;
+const MS_NODEV = 4;
+const MS_NOEXEC = 8;
+const MS_BIND = 4096;
+const MS_REC = 16384;
+const MS_PRIVATE = 1 << 18;
+const WNOHANG = 1;
+const WALL = 0x40000000;
+
+const fail = (step: string, errno: number): StepResult => ({ ok: false, step, errno });
+const check = (step: string, r: { ret: bigint; errno: number }): StepResult =>
+  r.ret === 0n ? { ok: true } : fail(step, r.errno);
+
+/** `agent-builder runner …` (internal). Returns the exit code. */
+export async function runnerCommand(argv: string[]): Promise<number> {
+  const a = parseArgs(argv, {
+    flags: ["scratch", "tmp", "parent", "deno-dir", "uid", "gid", "pidns"],
+    switches: ["stage2"],
+  });
+  const scratch = a.flags["scratch"];
+  const tmp = a.flags["tmp"];
+  const parent = Number(a.flags["parent"]);
+  if (
+    !scratch?.startsWith("/") || !tmp?.startsWith("/") || !Number.isInteger(parent) || parent < 1
+  ) {
+    throw new UsageError("runner needs --scratch ABS --tmp ABS --parent PID");
+  }
+  const denoDir = a.flags["deno-dir"] ?? null;
+  if (!a.switches.has("stage2")) {
+    const identity = identityOf(a.flags["uid"], a.flags["gid"]);
+    const r = stage1({ scratch, tmp, parent, denoDir, identity });
+    if (!r.ok) return reportFailure(r.step, r.errno);
+    // Stage 1 only waits now: stage 2 holds the pipes and does the work.
+    const st = waitFor(r.pid);
+    if (st === -1) return 70;
+    const sig = st & 0x7f;
+    return sig === 0 ? (st >> 8) & 0xff : 128 + sig;
+  }
+  const nnp = syscall("prctl", 39, 0, 0, 0, 0);
+  if (nnp.ret !== 1n) return reportFailure("not_from_stage1", 0);
+  const r = stage2Confine();
+  if (!r.ok) return reportFailure(r.step, r.errno);
+  return await stage2Serve({ scratch, tmp, denoDir, pidns: a.flags["pidns"] === "1" });
+}
+
+function identityOf(uid: string | undefined, gid: string | undefined): TargetIdentity | null {
+  if (uid === undefined && gid === undefined) return null;
+  if (!/^[1-9][0-9]{0,9}$/.test(uid ?? "") || !/^[1-9][0-9]{0,9}$/.test(gid ?? "")) {
+    throw new UsageError("--uid and --gid must both be unprivileged numeric ids");
+  }
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+interface Stage1Options {
+  scratch: string;
+  tmp: string;
+  parent: number;
+  denoDir: string | null;
+  identity: TargetIdentity | null;
+}
+
+/** Confines this (main) thread and spawns stage 2 from it; returns stage 2's pid. */
+type Stage1Result = { ok: true; pid: number } | { ok: false; step: string; errno: number };
+
+const fail1 = (step: string, errno: number): Stage1Result => ({ ok: false, step, errno });
+
+function stage1(o: Stage1Options): Stage1Result {
+  const uid = Number(syscall("getuid").ret);
+  if (uid === 0 && o.identity === null) return fail1("no_sandbox_identity", 0);
+  if (uid !== 0 && o.identity !== null) return fail1("identity_unswitchable", 0);
+  const runAs = o.identity?.uid ?? uid;
+  let scratch = o.scratch;
+  let tmp = o.tmp;
+  let pidns = false;
+  const seq: Array<() => StepResult> = [
+    () => PRODUCTION_STEPS.newSession(),
+    () => PRODUCTION_STEPS.closeInheritedFds(),
+    () => {
+      syscall("umask", 0o022);
+      return { ok: true };
+    },
+    () => applyRlimits(runnerRlimitPlan(runAs === 0 ? 0 : countTasksOfRealUid(runAs))),
+    () => {
+      if (uid !== 0) return { ok: true };
+      const r = isolateMounts(o.scratch, o.tmp);
+      if (r.ok) {
+        scratch = RUNNER_SCRATCH_MOUNT;
+        tmp = RUNNER_TMP_MOUNT;
+        pidns = true;
+      }
+      return r;
+    },
+    // The PID namespace (needs CAP_SYS_ADMIN, so before the drop): after it
+    // this thread creates no more threads, only processes, and the next
+    // process it creates — stage 2 — is the namespace's init.
+    () => uid === 0 ? check("unshare_pid", syscall("unshare", CLONE_NEWPID)) : { ok: true },
+    () => PRODUCTION_STEPS.noNewPrivs(),
+    () => {
+      const planned = planRunnerLandlock({
+        abi: landlockAbi().abi ?? 0,
+        executable: Deno.execPath(),
+        codeRoots: Deno.build.standalone ? [] : devCodeRoots(new URL(import.meta.url), o.denoDir),
+        scratch,
+        tmp,
+      });
+      return planned.ok ? applyLandlockOnCurrentThread(planned.plan) : fail("landlock_abi", 0);
+    },
+    () => dropAllCapabilities(o.identity),
+    () => PRODUCTION_STEPS.parentDeathSignal(o.parent),
+  ];
+  for (const step of seq) {
+    const r = step();
+    if (!r.ok) return { ok: false, step: r.step, errno: r.errno };
+  }
+  const tail = [
+    "--stage2",
+    "--scratch",
+    scratch,
+    "--tmp",
+    tmp,
+    "--parent",
+    String(o.parent),
+    "--pidns",
+    pidns ? "1" : "0",
+    ...(o.denoDir ? ["--deno-dir", o.denoDir] : []),
+  ];
+  const env: Record<string, string> = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
+  if (o.denoDir) env.DENO_DIR = o.denoDir;
+  const argv = Deno.build.standalone
+    ? [Deno.execPath(), "runner", ...tail]
+    : [Deno.execPath(), ...stage2DenoFlags(), new URL(import.meta.url).pathname, ...tail];
+  // posix_spawn from this thread: stage 2 inherits its confinement (not the
+  // other, unconfined runtime threads of this process) and starts fresh.
+  const sp = posixSpawn(Deno.execPath(), argv, env);
+  return sp.ok ? { ok: true, pid: sp.pid } : fail1("spawn_stage2", sp.errno);
+}
+
+/** Deno flags of stage 2 when not compiled: FFI for its own syscalls, run for the helper. */
+function stage2DenoFlags(): string[] {
+  return [...denoRunFlags(), "--allow-run", "--allow-read"];
+}
+
+/**
+ * As root: a private mount namespace (nothing propagates back). The scratch and tmp are opened first
+ * (by path, as root), then bind-mounted from those descriptors onto a fresh
+ * 64 KiB tmpfs at /tmp, so their real parents (a 0700 home) need not be
+ * searchable by the sandbox uid and the host's /tmp is out of sight.
+ */
+function isolateMounts(scratch: string, tmp: string): StepResult {
+  const u = check("unshare_mnt", syscall("unshare", CLONE_NEWNS));
+  if (!u.ok) return u;
+  const p = check(
+    "mount_private",
+    syscall("mount", null, cstr("/"), null, MS_REC | MS_PRIVATE, null),
+  );
+  if (!p.ok) return p;
+  // Opened inside the new namespace (a bind source must belong to it), and
+  // before the tmpfs hides /tmp (the dirs may live there).
+  const open = (path: string) =>
+    syscall("openat", -100, cstr(path), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+  const s = open(scratch);
+  if (s.ret < 0n) return fail("open_scratch", s.errno);
+  const t = open(tmp);
+  if (t.ret < 0n) {
+    closeFd(Number(s.ret));
+    return fail("open_tmp", t.errno);
+  }
+  const bind = (step: string, fd: bigint, target: string) =>
+    check(
+      step,
+      syscall("mount", cstr(`/proc/self/fd/${Number(fd)}`), cstr(target), null, MS_BIND, null),
+    );
+  try {
+    const steps: Array<() => StepResult> = [
+      () =>
+        check(
+          "mount_tmpfs",
+          syscall(
+            "mount",
+            cstr("tmpfs"),
+            cstr(RUNNER_MOUNT_BASE),
+            cstr("tmpfs"),
+            MS_NOSUID | MS_NODEV | MS_NOEXEC,
+            cstr("size=64k,nr_inodes=16,mode=0755"),
+          ),
+        ),
+      () => check("mkdir_scratch", syscall("mkdirat", -100, cstr(RUNNER_SCRATCH_MOUNT), 0o755)),
+      () => check("mkdir_tmp", syscall("mkdirat", -100, cstr(RUNNER_TMP_MOUNT), 0o755)),
+      () => bind("bind_scratch", s.ret, RUNNER_SCRATCH_MOUNT),
+      () => bind("bind_tmp", t.ret, RUNNER_TMP_MOUNT),
+    ];
+    for (const step of steps) {
+      const r = step();
+      if (!r.ok) return r;
+    }
+    return { ok: true };
+  } finally {
+    closeFd(Number(s.ret));
+    closeFd(Number(t.ret));
+  }
+}
+
+function stage2Confine(): StepResult {
+  const seq: Array<() => StepResult> = [
+    // Its own session and group (it was spawned, not exec'd, by stage 1).
+    () => PRODUCTION_STEPS.newSession(),
+    () => PRODUCTION_STEPS.nonDumpable(),
+    () => check("subreaper", syscall("prctl", PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)),
+    () => PRODUCTION_STEPS.warmUpSignals(),
+    () => {
+      const r = installSeccompAllThreads(buildRunnerFilter(hostArch()));
+      if (r.ok) return { ok: true };
+      if (r.reason === "rejected") return fail("seccomp", r.errno);
+      return fail(r.reason === "tsync_failed" ? "seccomp_tsync" : "seccomp_malformed", 0);
+    },
+    () => PRODUCTION_STEPS.verifySelf(),
+  ];
+  for (const step of seq) {
+    const r = step();
+    if (!r.ok) return r;
+  }
+  return { ok: true };
+}
+
+function reportFailure(step: string, errno: number): number {
+  const frame: SandboxFailureFrame = {
+    v: IPC_PROTOCOL_VERSION,
+    type: "sandbox.failure",
+    step: step.slice(0, 32),
+    errno,
+  };
+  Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify(frame) + "\n"));
+  return EXIT_SANDBOX_FAILURE;
+}
+
+interface Stage2Options {
+  scratch: string;
+  tmp: string;
+  denoDir: string | null;
+  pidns: boolean;
+}
+
+async function stage2Serve(o: Stage2Options): Promise<number> {
+  const writer = new NdjsonWriter(Deno.stdout.writable, RUNNER_LINE_MAX_BYTES);
+  const caps = readCapSets();
+  // Pids as the host (and the server) sees them: /proc is the host's, so its
+  // status shows them even from inside the runner's PID namespace.
+  const status = readProcText("/proc/self/status") ?? "";
+  await writer.send({
+    v: IPC_PROTOCOL_VERSION,
+    type: "sandbox.attestation",
+    pid: Number(/\nPid:\s+(\d+)/.exec(status)?.[1] ?? 0),
+    ppid: Number(/\nPPid:\s+(\d+)/.exec(status)?.[1] ?? 0),
+    landlock_abi: landlockAbi().abi ?? 0,
+    seccomp_mode: 2,
+    no_new_privs: true,
+    capabilities_zero: caps !== null && (caps.effective | caps.permitted | caps.inheritable) === 0n,
+  });
+  const reader = new NdjsonReader(Deno.stdin.readable, {
+    maxLineBytes: RUNNER_LINE_MAX_BYTES,
+    maxLines: 8,
+    maxTotalBytes: 2 * RUNNER_LINE_MAX_BYTES,
+  });
+  const parse = parserOf(ServerToRunnerSchema);
+  const first = await reader.next(24 * 60 * 60 * 1000, parse);
+  if (first === null || first.type !== "runner.release") return 0; // the server let go: nothing ran
+  const done = await runCommandJob(first.job, o, writer, reader);
+  await writer.send(done);
+  await writer.close();
+  return 0;
+}
+
+/** First and last RUNNER_STREAM_HALF_BYTES of a stream, and its total size. */
+export class StreamKeeper {
+  readonly #head = new Uint8Array(RUNNER_STREAM_HALF_BYTES);
+  #headLen = 0;
+  readonly #ring = new Uint8Array(RUNNER_STREAM_HALF_BYTES);
+  #ringPos = 0;
+  #ringLen = 0;
+  total = 0;
+
+  push(chunk: Uint8Array): void {
+    this.total += chunk.length;
+    let rest = chunk;
+    if (this.#headLen < this.#head.length) {
+      const n = Math.min(rest.length, this.#head.length - this.#headLen);
+      this.#head.set(rest.subarray(0, n), this.#headLen);
+      this.#headLen += n;
+      rest = rest.subarray(n);
+    }
+    if (rest.length >= this.#ring.length) {
+      this.#ring.set(rest.subarray(rest.length - this.#ring.length));
+      this.#ringPos = 0;
+      this.#ringLen = this.#ring.length;
+      return;
+    }
+    for (let i = 0; i < rest.length;) {
+      const n = Math.min(rest.length - i, this.#ring.length - this.#ringPos);
+      this.#ring.set(rest.subarray(i, i + n), this.#ringPos);
+      this.#ringPos = (this.#ringPos + n) % this.#ring.length;
+      this.#ringLen = Math.min(this.#ring.length, this.#ringLen + n);
+      i += n;
+    }
+  }
+
+  head(): Uint8Array {
+    return this.#head.slice(0, this.#headLen);
+  }
+
+  tail(): Uint8Array {
+    if (this.#ringLen < this.#ring.length) return this.#ring.slice(0, this.#ringLen);
+    const out = new Uint8Array(this.#ring.length);
+    out.set(this.#ring.subarray(this.#ringPos));
+    out.set(this.#ring.subarray(0, this.#ringPos), this.#ring.length - this.#ringPos);
+    return out;
+  }
+
+  capture(): StreamCapture {
+    return { head: toB64(this.head()), tail: toB64(this.tail()), total_bytes: this.total };
+  }
+}
+
+function toB64(bytes: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(s);
+}
+
+const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/**
+ * Kills every process of this runner's Landlock domain that is left and
+ * reaps every orphan (this process is their subreaper) until none is left.
+ * True when no child is left to wait for within `budgetMs`.
+ */
+function sweepAndReap(budgetMs: number): boolean {
+  const end = Date.now() + budgetMs;
+  for (;;) {
+    syscall("kill", -1, SIGKILL);
+    for (;;) {
+      const r = syscall("wait4", -1, null, WNOHANG | WALL, null);
+      if (r.ret > 0n) continue;
+      if (r.ret === -1n && r.errno === ECHILD) return true;
+      break;
+    }
+    if (Date.now() > end) return false;
+    sleepSync(10);
+  }
+}
+
+async function runCommandJob(
+  job: CommandJob,
+  o: Stage2Options,
+  writer: NdjsonWriter,
+  reader: NdjsonReader,
+): Promise<DoneFrame> {
+  const keep = { stdout: new StreamKeeper(), stderr: new StreamKeeper() };
+  const started = performance.now();
+  const base = (ended: DoneFrame["ended"], extra: Partial<DoneFrame> = {}): DoneFrame => ({
+    v: IPC_PROTOCOL_VERSION,
+    type: "runner.done",
+    ended,
+    exit_code: null,
+    signal: null,
+    duration_ms: Math.round(performance.now() - started),
+    released: true,
+    stdout: keep.stdout.capture(),
+    stderr: keep.stderr.capture(),
+    ...extra,
+  });
+  const cwd = job.cwd === "" ? o.scratch : `${o.scratch}/${job.cwd}`;
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(job.path, {
+      args: job.argv.slice(1),
+      cwd,
+      clearEnv: true,
+      env: job.env,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch {
+    return base("spawn_failed", { released: sweepAndReap(1000) });
+  }
+  let ended: DoneFrame["ended"] | null = null;
+  const killAll = (why: DoneFrame["ended"]) => {
+    ended ??= why;
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    if (!o.pidns) syscall("kill", -1, SIGKILL);
+  };
+  const timer = setTimeout(() => killAll("timeout"), job.timeout_ms);
+  // A `runner.kill` from the server (cancel) ends everything.
+  const control = (async () => {
+    try {
+      for (;;) {
+        const f = await reader.next(24 * 60 * 60 * 1000, parserOf(ServerToRunnerSchema));
+        if (f === null) break;
+        if (f.type === "runner.kill") killAll("cancelled");
+      }
+    } catch { /* protocol error: the server will kill us */ }
+  })();
+  void control;
+
+  let liveLeft = RUNNER_LIVE_OUTPUT_MAX_BYTES;
+  const pending: Record<"stdout" | "stderr", Uint8Array[]> = { stdout: [], stderr: [] };
+  const flush = async () => {
+    for (const stream of ["stdout", "stderr"] as const) {
+      const parts = pending[stream];
+      pending[stream] = [];
+      for (const part of parts) {
+        for (let i = 0; i < part.length && liveLeft > 0; i += RUNNER_CHUNK_MAX_BYTES) {
+          const slice = part.subarray(
+            i,
+            Math.min(part.length, i + RUNNER_CHUNK_MAX_BYTES, i + liveLeft),
+          );
+          liveLeft -= slice.length;
+          await writer.send({
+            v: IPC_PROTOCOL_VERSION,
+            type: "runner.output",
+            stream,
+            data: toB64(slice),
+          });
+        }
+      }
+    }
+  };
+  let flushing: Promise<void> = Promise.resolve();
+  const ticker = setInterval(() => {
+    flushing = flushing.then(flush);
+  }, RUNNER_LIVE_OUTPUT_COALESCE_MS);
+  const pump = async (stream: "stdout" | "stderr", rs: ReadableStream<Uint8Array>) => {
+    for await (const chunk of rs) {
+      keep[stream].push(chunk);
+      if (liveLeft > 0) pending[stream].push(chunk.slice());
+    }
+  };
+  const pumps = Promise.all([pump("stdout", child.stdout), pump("stderr", child.stderr)]);
+  const status = await child.status;
+  clearTimeout(timer);
+  // The program is gone; with a PID namespace so is everything it started.
+  // The sweep covers the host without one, and proves release either way.
+  const released = sweepAndReap(5000);
+  // Every writer of the pipes is dead now, so the pumps end.
+  await pumps;
+  clearInterval(ticker);
+  await flushing;
+  await flush();
+  const signal = status.signal ?? null;
+  return base(ended ?? (signal !== null ? "signaled" : "exited"), {
+    exit_code: signal === null ? status.code : null,
+    signal,
+    released,
+  });
+}
+// Not compiled, this module is its own entry (a smaller module graph than
+// main.ts, so a runner starts faster); compiled, main.ts routes `runner` here.
+if (import.meta.main) {
+  Deno.exit(await runnerCommand(Deno.args));
+}

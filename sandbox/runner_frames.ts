@@ -1,0 +1,103 @@
+/**
+ * The runner's NDJSON frames [EX-1], shared by the server (runtime/exec/
+ * runner.ts) and the confined runner (sandbox/runner_entry.ts). Everything
+ * crosses as one bounded line on the runner's stdin/stdout; output bytes are
+ * base64 so the server decides how they are decoded and cleaned.
+ *
+ * What this file enforces: every frame is `.strict()` and bounded here
+ * (argv/env item counts and sizes, chunk sizes, head/tail sizes), so a
+ * runner that was taken over can send nothing the server has not described.
+ *
+ * Sequence: runner → `sandbox.attestation` (same shape as the Worker's; the
+ * server verifies /proc) or `sandbox.failure`; server → `runner.release`
+ * (the job); runner → `runner.output`* (live, coalesced) → `runner.done`;
+ * server may send `runner.kill` at any time after the release.
+ */
+import { z } from "zod";
+import { IPC_PROTOCOL_VERSION } from "../runtime/protocol/ipc.ts";
+import {
+  COMMAND_ARG_MAX_ITEM_BYTES,
+  COMMAND_ARGV_MAX_ITEMS,
+  RUNNER_STREAM_HALF_BYTES,
+} from "../runtime/limits.ts";
+
+const V = z.literal(IPC_PROTOCOL_VERSION);
+/** base64 of at most `bytes` bytes. */
+const b64 = (bytes: number) =>
+  z.string().max(Math.ceil(bytes / 3) * 4).regex(/^[A-Za-z0-9+/]*={0,2}$/);
+
+/** Live output chunk size the runner forwards at most per frame. */
+export const RUNNER_CHUNK_MAX_BYTES = 16 * 1024;
+
+const EnvSchema = z.record(z.string().regex(/^[A-Z_][A-Z0-9_]{0,63}$/), z.string().max(4096))
+  .refine((e) => Object.keys(e).length <= 16);
+
+export const CommandJobSchema = z.object({
+  kind: z.literal("command"),
+  /** Absolute program path (resolved by the server). */
+  path: z.string().min(1).max(4096).regex(/^\//),
+  argv: z.array(z.string().max(COMMAND_ARG_MAX_ITEM_BYTES)).min(1).max(COMMAND_ARGV_MAX_ITEMS),
+  /** Relative to the scratch root as the runner sees it; "" = the root. */
+  cwd: z.string().max(1024),
+  env: EnvSchema,
+  timeout_ms: z.number().int().min(1).max(10 * 60 * 1000),
+}).strict();
+export type CommandJob = z.infer<typeof CommandJobSchema>;
+
+export const ReleaseFrameSchema = z.object({
+  v: V,
+  type: z.literal("runner.release"),
+  job: CommandJobSchema,
+}).strict();
+export type ReleaseFrame = z.infer<typeof ReleaseFrameSchema>;
+
+export const KillFrameSchema = z.object({ v: V, type: z.literal("runner.kill") }).strict();
+
+export const OutputFrameSchema = z.object({
+  v: V,
+  type: z.literal("runner.output"),
+  stream: z.enum(["stdout", "stderr"]),
+  data: b64(RUNNER_CHUNK_MAX_BYTES),
+}).strict();
+export type OutputFrame = z.infer<typeof OutputFrameSchema>;
+
+const StreamCaptureSchema = z.object({
+  head: b64(RUNNER_STREAM_HALF_BYTES),
+  tail: b64(RUNNER_STREAM_HALF_BYTES),
+  total_bytes: z.number().int().min(0),
+}).strict();
+export type StreamCapture = z.infer<typeof StreamCaptureSchema>;
+
+export const DoneFrameSchema = z.object({
+  v: V,
+  type: z.literal("runner.done"),
+  ended: z.enum(["exited", "signaled", "timeout", "cancelled", "spawn_failed"]),
+  exit_code: z.number().int().nullable(),
+  signal: z.string().max(16).nullable(),
+  duration_ms: z.number().int().min(0),
+  /** The runner proved no descendant is left (sweep + no child left to wait for). */
+  released: z.boolean(),
+  stdout: StreamCaptureSchema,
+  stderr: StreamCaptureSchema,
+}).strict();
+export type DoneFrame = z.infer<typeof DoneFrameSchema>;
+
+export const RunnerToServerSchema = z.discriminatedUnion("type", [
+  OutputFrameSchema,
+  DoneFrameSchema,
+]);
+export type RunnerToServer = z.infer<typeof RunnerToServerSchema>;
+
+export const ServerToRunnerSchema = z.discriminatedUnion("type", [
+  ReleaseFrameSchema,
+  KillFrameSchema,
+]);
+export type ServerToRunner = z.infer<typeof ServerToRunnerSchema>;
+
+/** zod → the FrameParser shape NdjsonReader takes. */
+export function parserOf<T>(schema: z.ZodType<T>) {
+  return (v: unknown): { ok: true; frame: T } | { ok: false } => {
+    const r = schema.safeParse(v);
+    return r.success ? { ok: true, frame: r.data } : { ok: false };
+  };
+}
