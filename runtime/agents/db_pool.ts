@@ -6,6 +6,7 @@
  * modes and applies the embedded agent-state migrations.
  */
 import { AGENT_MIGRATIONS } from "../../migrations/agent/index.ts";
+import { AppError } from "../errors.ts";
 import { agentDataRel } from "../home.ts";
 import { type DatabaseSync, openDatabase } from "../store/sqlite.ts";
 
@@ -18,6 +19,13 @@ export interface AgentDbPool {
   get(agentId: string, opts?: { create?: boolean }): DatabaseSync;
   /** Closes the Agent's handle if open (before delete, or to re-open after upgrade). */
   close(agentId: string): void;
+  /**
+   * [AG-5] Closes the Agent's handle and refuses every later `get` with
+   * agent_unavailable, so no caller can reach a broken Agent's files by
+   * skipping the registry check; `available` lifts it.
+   */
+  unavailable(agentId: string): void;
+  available(agentId: string): void;
   /** Whether a handle is currently open (for tests and diagnostics). */
   isOpen(agentId: string): boolean;
   closeAll(): void;
@@ -29,8 +37,10 @@ export function stateDbRel(agentId: string): string {
 
 export function createAgentDbPool(root: string): AgentDbPool {
   const open = new Map<string, DatabaseSync>();
+  const refused = new Set<string>();
   return {
     get(agentId, opts = {}) {
+      if (refused.has(agentId)) throw new AppError("agent_unavailable");
       const existing = open.get(agentId);
       if (existing) return existing;
       const db = openDatabase({
@@ -47,6 +57,13 @@ export function createAgentDbPool(root: string): AgentDbPool {
       if (!db) return;
       open.delete(agentId);
       db.close();
+    },
+    unavailable(agentId) {
+      refused.add(agentId);
+      this.close(agentId);
+    },
+    available(agentId) {
+      refused.delete(agentId);
     },
     isOpen(agentId) {
       return open.has(agentId);

@@ -179,7 +179,7 @@ export function createAgentService(opts: AgentServiceOptions) {
     raw: Record<string, unknown>,
     err?: unknown,
   ): void {
-    if (row) opts.pool.close(row.id);
+    if (row) opts.pool.unavailable(row.id);
     const view = row
       ? { ...toAgentView(row), state: "unavailable" as const, unavailable_reason: reason }
       : invalidRowView(raw, viewId);
@@ -215,7 +215,6 @@ export function createAgentService(opts: AgentServiceOptions) {
     let residue = 0;
     if (entry.row) {
       const id = entry.row.id;
-      opts.pool.close(id);
       if (!reg.fenceUnavailableForDelete(db, id, now())) throw new AppError("agent_not_found");
       residue = removeTreesLeavingResidue(id);
       reg.finishUnavailableDelete(db, id, residue, now());
@@ -225,6 +224,7 @@ export function createAgentService(opts: AgentServiceOptions) {
       reg.deleteInvalidRow(db, entry.rawId);
     }
     unavailable.delete(viewId);
+    if (entry.row) opts.pool.available(entry.row.id);
     opts.log.info("agent.deleted", { agent: viewId, unavailable: entry.reason, residue });
     return residue;
   }
@@ -418,6 +418,7 @@ export function createAgentService(opts: AgentServiceOptions) {
      * directories without a registry row are reported, never deleted silently.
      */
     recover(): void {
+      for (const u of unavailable.values()) if (u.row) opts.pool.available(u.row.id);
       unavailable.clear();
       if (!reg.getAgent(db, SYSTEM_AGENT_ID)) {
         try {

@@ -153,6 +153,8 @@ Deno.test("a broken system Agent is unavailable, refuses work and cannot be dele
         assertEquals(svc.get(SYSTEM_AGENT_ID).unavailable_reason, "database_not_sqlite");
         assertThrows(() => svc.requireUsable(SYSTEM_AGENT_ID), expectCode("agent_unavailable"));
         assertThrows(() => svc.admit(SYSTEM_AGENT_ID), expectCode("agent_unavailable"));
+        // Nothing reaches its files by skipping the registry check: the pool refuses too.
+        assertThrows(() => pool.get(SYSTEM_AGENT_ID), expectCode("agent_unavailable"));
         await assertRejects(() => svc.delete(SYSTEM_AGENT_ID), expectCode("agent_protected"));
         assertEquals(svc.get(other).state, "active");
         svc.admit(other).release();
