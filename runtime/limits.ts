@@ -60,9 +60,13 @@ export const AGENT_AUDIT_ROWS_MAX = 10_000;
 export const INSTRUCTION_FILE_MAX_BYTES = 32 * KiB; // [CX-2]
 
 // ── Events [EV] ──────────────────────────────────────────────────────────────
-export const RUN_EVENTS_MAX = 512; // [EV-2]
-export const RUN_LIVE_BYTES_MAX = 1 * MiB;
-export const RUN_DURABLE_BYTES_MAX = 256 * KiB;
+// A Turn of 32 model calls and 24 tool calls [SB-8] needs room: ≤ ~8 events per model call
+// (request, attempts, response, blocks) and ≤ 4 per tool call (request, approval, completion),
+// and its tool results (≤ 32 KiB canonical each) are kept in the journal. Write bound [OP-3]:
+// ≤ 1 MiB durable per Run × 256 retained journals ⇒ ≤ 256 MiB of journal per Agent.
+export const RUN_EVENTS_MAX = 1024; // [EV-2, SB-8]
+export const RUN_LIVE_BYTES_MAX = 2 * MiB; // × 64 live records in memory ⇒ ≤ 128 MiB
+export const RUN_DURABLE_BYTES_MAX = 1 * MiB;
 export const EVENT_MAX_BYTES = 64 * KiB;
 export const JOURNAL_RUNS_RETAINED = 256;
 export const LIVE_RUNS_IN_MEMORY = 64;
@@ -80,7 +84,7 @@ export const MODEL_QUEUE_WAIT_MS = 30 * 1000;
 export const MODEL_FIRST_FRAME_MS = 60 * 1000; // [MB-5]
 export const MODEL_IDLE_MS = 20 * 1000;
 export const MODEL_CALL_MS = 120 * 1000;
-export const RUN_DEADLINE_MS = 240 * 1000;
+export const RUN_DEADLINE_MS = 15 * 60 * 1000; // [SB-8] approval waits count
 /** The shortest Run deadline a snapshot may carry (test hooks, an Agent's own limit). */
 export const RUN_DEADLINE_MIN_MS = 1000;
 export const MODEL_RETRIES_BEFORE_FRAME = 1;
@@ -122,20 +126,21 @@ export const PREPARATIONS_FINISHED_REMEMBERED = 64;
 export const CONTEXT_PLANS_IN_MEMORY = 8;
 
 // ── Worker sandbox / IPC [SB] ────────────────────────────────────────────────
-export const WORKER_MODEL_CALLS_MAX = 4; // [SB-5]
-export const WORKER_TOOL_CALLS_MAX = 2;
+export const WORKER_MODEL_CALLS_MAX = 32; // [SB-8] (revises SB-5's 4)
+export const WORKER_TOOL_CALLS_MAX = 24; // [SB-8] (revises SB-5's 2)
 /** Tool calls one model response may carry; more ⇒ `model_tool_loop`, none executed. */
-export const WORKER_CALLS_PER_RESPONSE_MAX = 1;
+export const WORKER_CALLS_PER_RESPONSE_MAX = 4; // [SB-8]
 /** Times the identical call (tool + argument digest) may run in one Turn. */
-export const WORKER_IDENTICAL_CALLS_MAX = 1;
+export const WORKER_IDENTICAL_CALLS_MAX = 3; // [SB-8] "more than 3 times" ⇒ loop
 /** Tool-call references one `model.result` frame reports (enough to show any refusal). */
 export const MODEL_RESULT_CALLS_MAX = 8;
 /** Highest Control-Plane call id (`call-N`) a frame or event may name. */
-export const CALL_ID_MAX = 9;
+export const CALL_ID_MAX = WORKER_TOOL_CALLS_MAX + MODEL_RESULT_CALLS_MAX;
 export const IPC_LINE_MAX_BYTES = 64 * KiB; // [SB-4]
 export const IPC_LINES_MAX = 2048;
 export const IPC_TOTAL_BYTES_MAX = 4 * MiB;
-export const IPC_ROUNDS_MAX = 16;
+/** Control→Worker sends and Worker request ids: 1 start + 32 model + 24 tool + 1 cancel ≤ 64. */
+export const IPC_ROUNDS_MAX = 64;
 export const IPC_ATTESTATION_TIMEOUT_MS = 10 * 1000;
 export const IPC_REPLY_TIMEOUT_MS = 130 * 1000;
 export const WORKER_RLIMIT_CPU_S = 60;
@@ -155,7 +160,7 @@ export const RUN_TREE_CHECK_INTERVAL_MS = 1000;
 
 // ── Tools [TL] ───────────────────────────────────────────────────────────────
 export const TOOL_RESULT_PROJECTION_MAX_BYTES = 4096; // [TL-3]
-export const TOOL_RESULTS_PER_RUN_MAX_BYTES = 16 * KiB;
+export const TOOL_RESULTS_PER_RUN_MAX_BYTES = 96 * KiB; // [CX-10] (revises TL-3's 16 KiB)
 export const PERMISSIONS_PENDING_MAX = 32; // [TL-2]
 export const OPERATION_LEDGER_ROWS_MAX = 4096;
 export const PATH_COMPONENTS_MAX = 32; // [TL-4]

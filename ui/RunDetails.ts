@@ -188,13 +188,15 @@ export function RunDetails({ api, agentId, runId, live, onClose }: RunDetailsPro
             html`<p class="empty">${
               events.length ? "No events match the filter." : "No events yet."
             }</p>`}
-          ${rows.map((r) =>
+          ${rows.map((r, i) =>
+            // The first event of each model call carries its "Step N" header (CSS, so the
+            // options stay the list's only children).
             html`
               <button type="button" role="option" aria-selected=${r.index === selected}
                 tabIndex=${r.index === (current ? selected : 0) ? 0 : -1}
-                class=${`tl-row ${
-                  r.index === selected ? "selected" : ""
-                }`} data-testid="timeline-event"
+                class=${`tl-row ${r.index === selected ? "selected" : ""} ${
+                  r.step > 0 && r.step !== rows[i - 1]?.step ? "tl-step-start" : ""
+                }`} data-testid="timeline-event" data-step=${r.step}
                 data-kind=${r.event.kind} onClick=${() => setSelected(r.index)}>
                 <span class=${`tl-dot tl-col-${r.lane} lane-${r.lane}`} title=${LANE_LABELS[
                   r.lane

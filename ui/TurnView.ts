@@ -9,6 +9,7 @@ import { Icon } from "./Icon.ts";
 import { MarkdownView } from "./MarkdownView.ts";
 import { fmtDuration, turnDuration } from "./lib/format.ts";
 import { describeError, hasDescription } from "./lib/messages.ts";
+import { progressLabel, turnProgress } from "./lib/progress.ts";
 import type { RunView } from "./lib/run_store.ts";
 import type { MarkdownRenderer } from "./lib/sanitize.ts";
 import type { Turn } from "./lib/types.ts";
@@ -43,6 +44,7 @@ export function TurnView(
 ) {
   const running = turn.state === "running";
   const live = run?.liveText ?? "";
+  const progress = run ? progressLabel(turnProgress(run.events)) : null;
   return html`
     <article class="turn" data-testid="turn" data-state=${turn.state} data-turn-id=${turn.id}>
       <div class="msg msg-user">
@@ -61,6 +63,8 @@ export function TurnView(
             <div class="turn-status">
               <span class="status-dot running" aria-hidden="true"></span>
               <span>${statusText(live, awaitingApproval, run?.connection === "lost")}</span>
+              ${progress &&
+                html`<span class="turn-progress muted" data-testid="turn-progress">${progress}</span>`}
               ${turn.runId && run?.connection === "lost" && html`
                 <button type="button" class="btn btn-sm" data-testid="reconnect"
                   aria-label="Reconnect to this run" onClick=${() => onReconnect(turn.runId!)}>

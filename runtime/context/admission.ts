@@ -10,7 +10,14 @@
  * receipt (bound to the collapsed Turn ids, their bundle digests, the
  * renderer and the policy); the latest complete bundle is always kept; if the
  * request is still over the budget the call is refused with
- * `model_context_limit`. Nothing here touches the durable transcript.
+ * `model_context_limit`.
+ *
+ * In-Turn collapse [CX-10]: when the history cannot shrink further, the
+ * oldest tool results OF THE CURRENT TURN are replaced, one by one, by
+ * content-free receipts (call id, tool, result bytes, result digest); the
+ * newest result, the user message and every tool-call message are kept. Only
+ * when nothing more can be collapsed is the call refused. Nothing here
+ * touches the durable transcript.
  */
 import { CONTEXT_COLLAPSE_PERCENT, CONTEXT_TEMPLATE_RESERVE_TOKENS } from "../limits.ts";
 import type { ChatMessage, ProviderTool, ToolCall } from "../model/types.ts";
@@ -32,6 +39,34 @@ export interface ToolExchange {
   call: ToolCall;
   /** The [TL-3] projection (≤ 4096 bytes, or a receipt). */
   projection: string;
+  /** The model call whose response asked for it (calls of one response render together). */
+  response?: number;
+  /** Stable tool id, canonical result bytes and digest: what a collapse receipt names. */
+  toolId: string;
+  resultBytes: number;
+  resultDigest: string;
+}
+
+export const RESULT_COLLAPSE_POLICY_ID = "collapse-oldest-turn-tool-result-v1";
+
+/** The content-free receipt that replaces a collapsed tool result [CX-10]. */
+export function resultReceipt(x: ToolExchange): string {
+  return `[agent-builder context receipt] tool result collapsed to fit the model window: ` +
+    `call_id=${x.call.id} tool=${x.toolId} bytes=${x.resultBytes} digest=${x.resultDigest} ` +
+    `policy=${RESULT_COLLAPSE_POLICY_ID}`;
+}
+
+/** The exchanges with the oldest `n` results replaced by their receipts. */
+export function collapseResults(
+  exchanges: readonly ToolExchange[],
+  n: number,
+): ToolExchange[] {
+  return exchanges.map((x, i) => {
+    if (i >= n) return x;
+    const r = resultReceipt(x);
+    // A result already smaller than its receipt stays as it is.
+    return utf8Bytes(r) < utf8Bytes(x.projection) ? { ...x, projection: r } : x;
+  });
 }
 
 export interface CollapseReceipt {
@@ -50,6 +85,9 @@ export type Admission =
     estimate: number;
     keptBundles: number;
     receipt: CollapseReceipt | null;
+    /** The exchanges as sent: `collapsedResults` of the oldest replaced by receipts [CX-10]. */
+    exchanges: readonly ToolExchange[];
+    collapsedResults: number;
   }
   | { ok: false; code: "model_context_limit"; estimate: number };
 
@@ -103,14 +141,24 @@ export function render(
     msgs.push({ role: "user", content: b.user }, { role: "assistant", content: b.assistant });
   }
   msgs.push({ role: "user", content: sectionText(plan, "user_message")! });
-  for (const x of opts.exchanges) {
-    msgs.push({ role: "assistant", content: "", tool_calls: [x.call] });
-    msgs.push({
-      role: "tool",
-      content: x.projection,
-      tool_call_id: x.call.id,
-      tool_name: x.call.name,
-    });
+  // The calls of one model response form one assistant message, then their results in order.
+  for (let i = 0; i < opts.exchanges.length;) {
+    const batch = opts.exchanges[i].response;
+    let j = i + 1;
+    while (
+      j < opts.exchanges.length && batch !== undefined && opts.exchanges[j].response === batch
+    ) j++;
+    const group = opts.exchanges.slice(i, j);
+    msgs.push({ role: "assistant", content: "", tool_calls: group.map((x) => x.call) });
+    for (const x of group) {
+      msgs.push({
+        role: "tool",
+        content: x.projection,
+        tool_call_id: x.call.id,
+        tool_name: x.call.name,
+      });
+    }
+    i = j;
   }
   if (opts.narrowed) msgs.push({ role: "system", content: FINALIZATION_MARKER });
   return msgs;
@@ -136,23 +184,46 @@ export function collapseThreshold(budget: number): number {
   return Math.floor((budget * CONTEXT_COLLAPSE_PERCENT) / 100);
 }
 
-/** Admits (and if needed collapses) one provider call. Pure and deterministic. */
+/**
+ * Admits (and if needed collapses) one provider call. Pure and deterministic.
+ * Order: the oldest complete history bundles first (the latest is kept), then
+ * the oldest tool results of the current Turn (the newest is kept).
+ */
 export function admit(plan: ContextPlan, opts: AdmitOptions): Admission {
   const tools = providerTools(plan.toolset, opts.narrowed) as unknown as ProviderTool[];
   const threshold = collapseThreshold(plan.budget);
   // `/compact` starts with everything but the latest bundle collapsed.
   let dropped = plan.compact ? Math.max(0, plan.history.length - 1) : 0;
+  let collapsed = 0;
+  const collapsible = Math.max(0, opts.exchanges.length - 1);
   for (;;) {
     const kept = plan.history.slice(dropped);
     const receipt = dropped > 0 ? makeReceipt(plan.history.slice(0, dropped)) : null;
-    const messages = render(plan, kept, receipt, opts);
+    const exchanges = collapsed > 0 ? collapseResults(opts.exchanges, collapsed) : opts.exchanges;
+    const messages = render(plan, kept, receipt, { ...opts, exchanges });
     const estimate = estimateTokens(messages, tools);
-    // Keep at least the latest complete bundle.
-    if (estimate >= threshold && kept.length > 1) {
-      dropped++;
-      continue;
+    if (estimate >= threshold) {
+      // Keep at least the latest complete bundle, then the newest tool result.
+      if (kept.length > 1) {
+        dropped++;
+        continue;
+      }
+      if (collapsed < collapsible) {
+        collapsed++;
+        continue;
+      }
     }
     if (estimate > plan.budget) return { ok: false, code: "model_context_limit", estimate };
-    return { ok: true, messages, tools, estimate, keptBundles: kept.length, receipt };
+    return {
+      ok: true,
+      messages,
+      tools,
+      estimate,
+      keptBundles: kept.length,
+      receipt,
+      exchanges,
+      // Results actually sent as receipts (a result smaller than its receipt stays whole).
+      collapsedResults: exchanges.filter((x, i) => x !== opts.exchanges[i]).length,
+    };
   }
 }

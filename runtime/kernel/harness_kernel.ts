@@ -1,16 +1,19 @@
 /**
- * HarnessKernel [SB-5]: the agent loop that runs inside the confined Worker.
- * plan reference → model → tool → model → terminal, over an IPC port.
+ * HarnessKernel [SB-5, SB-8]: the agent loop that runs inside the confined
+ * Worker. plan reference → model → tools → model → … → terminal, over an IPC
+ * port.
  *
  * What this file enforces, from the TurnRuntimeSnapshot it receives first:
- * - at most `model_calls_max` (4) model calls and `tool_calls_max` (2)
- *   sequential tool calls;
- * - after the last permitted tool call the provider ToolSet narrows to empty
- *   and the call asks for the Control Plane's fixed finalization marker;
- * - duplicate (same tool + argument digest), out-of-order (call id not the
- *   next one), parallel (more than one call in a response), unknown-tool or
- *   third tool calls end the Turn with `model_tool_loop`;
- * - the 240 s deadline, measured from the snapshot's arrival;
+ * - at most `model_calls_max` model calls and `tool_calls_max` tool calls
+ *   (≤ 32 and ≤ 24, or an Agent's lower bounds);
+ * - every response's tool calls are judged whole by `turn_rules.ts` (≤ 4,
+ *   within the budget, in order, known tools, no call more than 3 times) and
+ *   then asked for one by one, in order; a refused response ends the Turn
+ *   with `model_tool_loop` and nothing of it is asked for;
+ * - once the tool budget is spent, and on the last permitted model call, the
+ *   provider ToolSet narrows to empty and the call asks for the Control
+ *   Plane's fixed finalization marker;
+ * - the Run deadline, measured from the snapshot's arrival;
  * - a model error is reported with the Broker's own code, never replaced.
  * The kernel is pure logic over `KernelPort`: it has no fds, paths, sockets or
  * prompts, and the Control Plane re-checks every rule on its side.

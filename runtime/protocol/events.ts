@@ -11,12 +11,14 @@
  */
 import { z } from "zod";
 import { isErrorCode } from "../errors.ts";
+import { USAGE_ROWS_PER_RUN_MAX } from "../limits.ts";
 import { CallIdSchema, DigestSchema, IdSchema, ToolIdSchema } from "./worker_frames.ts";
 
 const Code = z.string().max(64).refine(isErrorCode);
 const Count = z.number().int().min(0).max(1_000_000_000);
 const Ms = z.number().int().min(0).max(86_400_000);
-const CallNo = z.number().int().min(1).max(8);
+/** Logical model calls of a Run, overflow-recovery calls included (one usage row each). */
+const CallNo = z.number().int().min(1).max(USAGE_ROWS_PER_RUN_MAX);
 const Phase = z.enum(["plain", "tools"]);
 
 export const PAYLOADS = {
@@ -44,6 +46,8 @@ export const PAYLOADS = {
     request_bytes: Count,
     digest: DigestSchema,
     collapsed_bundles: Count,
+    /** Tool results of this Turn sent as receipts [CX-10] (absent before release 0.2). */
+    collapsed_results: Count.optional(),
   }).strict(),
   "model.response.finished": z.object({
     call: CallNo,

@@ -86,6 +86,7 @@ export async function callModel(
               request_bytes: e.requestBytes,
               digest: e.digest,
               collapsed_bundles: ctx.plan.history.length - sent.kept,
+              collapsed_results: adm.collapsedResults,
             }, () =>
               usageStarted(ctx.db, {
                 runId: snap.run_id,
@@ -180,7 +181,10 @@ export async function callModel(
         // [MB-8] one smaller projection: the latest complete bundle and the current message.
         if (ctx.plan.history.length < 2) return null;
         const kept = ctx.plan.history.slice(-1);
-        const messages = render(ctx.plan, kept, makeReceipt(ctx.plan.history.slice(0, -1)), opts);
+        const messages = render(ctx.plan, kept, makeReceipt(ctx.plan.history.slice(0, -1)), {
+          ...opts,
+          exchanges: adm.exchanges,
+        });
         // Its events and usage row describe this smaller request, not the first one.
         sent = { kept: kept.length, estimate: estimateTokens(messages, adm.tools) };
         return messages;

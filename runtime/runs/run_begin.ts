@@ -90,11 +90,35 @@ export function beginRun(x: BeginRunInput): { journal: RunJournal; staged: Stage
 }
 
 /** The Worker's turn frame: references and bounds only, never prompts or endpoints [SB-5]. */
+/** A Turn's bounds [SB-8]: the product's, or an Agent's lower ones. */
+export interface TurnLimits {
+  modelCallsMax: number;
+  toolCallsMax: number;
+  deadlineMs: number;
+}
+
+export const DEFAULT_TURN_LIMITS: TurnLimits = {
+  modelCallsMax: WORKER_MODEL_CALLS_MAX,
+  toolCallsMax: WORKER_TOOL_CALLS_MAX,
+  deadlineMs: RUN_DEADLINE_MS,
+};
+
+/** The product's bounds lowered by `base` and an Agent's own (never raised). */
+export function lowerLimits(base: TurnLimits, agent: Partial<TurnLimits>): TurnLimits {
+  const low = (d: number, b: number, a: number | undefined) => Math.min(d, b, a ?? d);
+  return {
+    modelCallsMax: low(WORKER_MODEL_CALLS_MAX, base.modelCallsMax, agent.modelCallsMax),
+    toolCallsMax: low(WORKER_TOOL_CALLS_MAX, base.toolCallsMax, agent.toolCallsMax),
+    deadlineMs: low(RUN_DEADLINE_MS, base.deadlineMs, agent.deadlineMs),
+  };
+}
+
 export function turnSnapshot(
   runId: string,
   modelId: string,
   plan: ContextPlan,
   toolset: EffectiveToolSet,
+  limits: TurnLimits = DEFAULT_TURN_LIMITS,
 ): TurnRuntimeSnapshot {
   return {
     run_id: runId,
@@ -105,8 +129,8 @@ export function turnSnapshot(
       digest: toolset.digest,
       tool_ids: toolset.tools.map((t) => t.spec.id),
     },
-    model_calls_max: WORKER_MODEL_CALLS_MAX,
-    tool_calls_max: WORKER_TOOL_CALLS_MAX,
-    deadline_ms: RUN_DEADLINE_MS,
+    model_calls_max: limits.modelCallsMax,
+    tool_calls_max: limits.toolCallsMax,
+    deadline_ms: limits.deadlineMs,
   };
 }

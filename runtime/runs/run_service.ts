@@ -45,7 +45,7 @@ import { spawnConfinedWorker } from "../worker/supervisor.ts";
 import { ActiveRuns } from "./active_runs.ts";
 import { Approvals, type Decision } from "./approvals.ts";
 import { recoverRuns } from "./recovery.ts";
-import { beginRun, turnSnapshot } from "./run_begin.ts";
+import { beginRun, lowerLimits, type TurnLimits, turnSnapshot } from "./run_begin.ts";
 import { executeRun, type SpawnWorker } from "./run_execution.ts";
 import { Preparations, type PreparationView } from "./preparation.ts";
 import { contextInputsOf, createRunInputs, type PreparedInputs } from "./run_inputs.ts";
@@ -68,6 +68,8 @@ export interface RunServiceOptions {
   now?: () => number;
   /** @default RUN_DEADLINE_MS */
   deadlineMs?: number;
+  /** An Agent's own lower Turn bounds [SB-8] (its settings). @default none */
+  agentLimits?: (agentId: string) => Partial<TurnLimits>;
   /** Test-only hooks (runtime/runs/test_hooks.ts). @default none */
   testHooks?: RunTestHooks;
 }
@@ -197,6 +199,10 @@ export function createRunService(opts: RunServiceOptions): RunService {
         userMessage: body.message,
         compact: body.compact ?? false,
       });
+      const limits = lowerLimits(
+        { modelCallsMax: Infinity, toolCallsMax: Infinity, deadlineMs },
+        opts.agentLimits?.(agentId) ?? {},
+      );
       await op.enter("admitting");
       if (!admit(plan, { exchanges: [], narrowed: false }).ok) {
         throw new AppError("model_context_limit");
@@ -237,9 +243,9 @@ export function createRunService(opts: RunServiceOptions): RunService {
       const admitted = {
         db: p.db,
         plan,
-        snapshot: turnSnapshot(runId, modelId, plan, p.toolset),
+        snapshot: turnSnapshot(runId, modelId, plan, p.toolset, limits),
         scope: usageScope(modelId, p.toolset),
-        deadline: at + deadlineMs,
+        deadline: at + limits.deadlineMs,
         approvals: {
           approvals,
           agentId,

@@ -42,9 +42,17 @@ import {
 import type { TurnContext } from "./turn_context.ts";
 import type { Pending } from "./turn_state.ts";
 
+/** `digest`/`bytes` describe the canonical result (what a collapse receipt names). */
 export type ToolRun =
-  | { ok: true; digest: string; projection: string; fatal: ErrorCode | null }
-  | { ok: false; code: ErrorCode; projection: string; fatal: ErrorCode | null };
+  | { ok: true; digest: string; bytes: number; projection: string; fatal: ErrorCode | null }
+  | {
+    ok: false;
+    code: ErrorCode;
+    digest: string;
+    bytes: number;
+    projection: string;
+    fatal: ErrorCode | null;
+  };
 
 export async function runToolCall(
   ctx: TurnContext,
@@ -182,7 +190,8 @@ export async function runToolCall(
       operationRefused(db, opId, failure ?? "internal_error", now());
     }
   });
+  const bytes = new TextEncoder().encode(canonical).length;
   return failure === null
-    ? { ok: true, digest, projection, fatal }
-    : { ok: false, code: failure, projection, fatal };
+    ? { ok: true, digest, bytes, projection, fatal }
+    : { ok: false, code: failure, digest, bytes, projection, fatal };
 }

@@ -13,10 +13,9 @@
  * decided failure is not executed. Never throws for Worker or model
  * misbehaviour.
  */
-import { admit } from "../context/admission.ts";
+import { admit, type ToolExchange } from "../context/admission.ts";
 import { AppError } from "../errors.ts";
 import { IPC_REPLY_TIMEOUT_MS } from "../limits.ts";
-import type { ToolCall } from "../model/types.ts";
 import type { WorkerToControl } from "../protocol/worker_frames.ts";
 import { newProjectionBudget } from "../tools/projection.ts";
 import { callModel } from "./model_call.ts";
@@ -40,7 +39,8 @@ export type { TurnContext, WorkerChannel } from "./turn_context.ts";
 export async function driveTurn(ch: WorkerChannel, ctx: TurnContext): Promise<Terminal> {
   const snap = ctx.snapshot;
   let s: TurnState = INITIAL_TURN_STATE;
-  const exchanges: { call: ToolCall; projection: string }[] = [];
+  /** This Turn's executed calls as the model sees them [TL-3]; admission may collapse them. */
+  const exchanges: ToolExchange[] = [];
   /** Logical model calls of the Run (overflow-recovery calls included) [MB-8]. */
   const usageCalls = { calls: 0 };
   const budget = newProjectionBudget();
@@ -98,7 +98,14 @@ export async function driveTurn(ch: WorkerChannel, ctx: TurnContext): Promise<Te
         const r = await runToolCall(ctx, p, budget);
         // Cancelled while waiting (e.g. on an approval): the Worker already has its cancel frame.
         if (env().aborted) continue;
-        exchanges.push({ call: p.call, projection: r.projection });
+        exchanges.push({
+          call: p.call,
+          projection: r.projection,
+          response: s.modelCalls,
+          toolId: p.ref.tool_id,
+          resultBytes: r.bytes,
+          resultDigest: r.digest,
+        });
         const [t, reply] = onToolResult(s, next.requestId, p, {
           ok: r.ok,
           digest: r.ok ? r.digest : "",
@@ -122,7 +129,7 @@ export async function driveTurn(ch: WorkerChannel, ctx: TurnContext): Promise<Te
 /** Admission, then one logical model call through the Broker; its result as a ModelEffect. */
 async function modelEffect(
   ctx: TurnContext,
-  exchanges: readonly { call: ToolCall; projection: string }[],
+  exchanges: readonly ToolExchange[],
   narrowed: boolean,
   usageCalls: { calls: number },
   env: () => TurnEnv,

@@ -1,7 +1,7 @@
 /**
  * Tool-result projection for the model [TL-3]. The canonical result stays in
  * the event untouched; the model sees either the whole result or, when it
- * would exceed 4096 bytes or the Run's 16 KiB projection budget, a fixed
+ * would exceed 4096 bytes or the Run's 96 KiB projection budget [CX-10], a fixed
  * receipt naming the call id, original byte count, a domain-separated digest
  * and a fixed reason — never an attacker-chosen prefix/suffix cut.
  *

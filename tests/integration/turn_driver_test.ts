@@ -12,6 +12,12 @@ import { compileContextPlan, FINALIZATION_MARKER } from "../../runtime/context/p
 import { genesisDigest, RunJournal } from "../../runtime/events/journal.ts";
 import { LiveHub } from "../../runtime/events/live_hub.ts";
 import { runHarnessKernel } from "../../runtime/kernel/harness_kernel.ts";
+import {
+  RUN_DEADLINE_MS,
+  WORKER_CALLS_PER_RESPONSE_MAX,
+  WORKER_MODEL_CALLS_MAX,
+  WORKER_TOOL_CALLS_MAX,
+} from "../../runtime/limits.ts";
 import type { ModelBroker } from "../../runtime/model/types.ts";
 import {
   type ControlToWorker,
@@ -44,7 +50,11 @@ interface Fixture {
   operations(): number;
 }
 
-function fixture(broker: ModelBroker, budget = 28672): Fixture {
+function fixture(
+  broker: ModelBroker,
+  budget = 28672,
+  limits: Partial<Pick<TurnRuntimeSnapshot, "model_calls_max" | "tool_calls_max">> = {},
+): Fixture {
   const home = makeTempHome();
   const workspace = `${home}/ws`;
   Deno.mkdirSync(workspace, { mode: 0o700 });
@@ -97,9 +107,10 @@ function fixture(broker: ModelBroker, budget = 28672): Fixture {
       digest: toolset.digest,
       tool_ids: toolset.tools.map((t) => t.spec.id),
     },
-    model_calls_max: 4,
-    tool_calls_max: 2,
-    deadline_ms: 240000,
+    model_calls_max: WORKER_MODEL_CALLS_MAX,
+    tool_calls_max: WORKER_TOOL_CALLS_MAX,
+    deadline_ms: RUN_DEADLINE_MS,
+    ...limits,
   };
   const journal = new RunJournal({ run_id: runId, agent_id: AGENT, conversation_id: CONV });
   const recorder = new RunRecorder({
@@ -209,8 +220,9 @@ function modelCall(snap: TurnRuntimeSnapshot, over: Partial<Record<string, unkno
 async function withFixture(
   fn: (f: Fixture, o: FakeOllama) => Promise<void>,
   budget?: number,
+  limits?: Parameters<typeof fixture>[2],
 ): Promise<void> {
-  await withBroker(({ broker, ollama }) => fn(fixture(broker, budget), ollama));
+  await withBroker(({ broker, ollama }) => fn(fixture(broker, budget, limits), ollama));
 }
 
 Deno.test("driveTurn(): the real kernel completes a tool round-trip with the driver", async () => {
@@ -227,9 +239,25 @@ Deno.test("driveTurn(): the real kernel completes a tool round-trip with the dri
   });
 });
 
-Deno.test("driveTurn(): parallel tool calls end in model_tool_loop and execute nothing", async () => {
+Deno.test("driveTurn(): four calls in one response run in order; a fifth refuses the response whole", async () => {
+  const reads = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      name: "file__read_text",
+      arguments: { path: "a.txt", offset: i },
+    }));
   await withFixture(async (f, ollama) => {
-    ollama.enqueue(scenarios.multiToolCalls());
+    ollama.enqueue(
+      scenarios.toolCall(reads(WORKER_CALLS_PER_RESPONSE_MAX)),
+      scenarios.text("Four reads."),
+    );
+    const t = await f.run(kernelChannel());
+    assertEquals(t.state, "completed");
+    assertEquals(f.operations(), WORKER_CALLS_PER_RESPONSE_MAX);
+    const tools = ollama.chats[1].body.messages.filter((m: { role: string }) => m.role === "tool");
+    assertEquals(tools.length, WORKER_CALLS_PER_RESPONSE_MAX);
+  });
+  await withFixture(async (f, ollama) => {
+    ollama.enqueue(scenarios.toolCall(reads(WORKER_CALLS_PER_RESPONSE_MAX + 1)));
     const t = await f.run(kernelChannel());
     assertEquals(t, { state: "failed", code: "model_tool_loop", stage: "model" });
     assertEquals(f.operations(), 0);
@@ -237,21 +265,25 @@ Deno.test("driveTurn(): parallel tool calls end in model_tool_loop and execute n
   });
 });
 
-Deno.test("driveTurn(): after two tools the third call has no tools and the finalization marker", async () => {
-  await withFixture(async (f, ollama) => {
-    ollama.enqueue(
-      scenarios.toolCall([{ name: "file__stat", arguments: { path: "a.txt" } }]),
-      scenarios.toolCall([{ name: "file__read_text", arguments: { path: "a.txt" } }]),
-      scenarios.toolCall([{ name: "file__glob", arguments: { pattern: "*" } }]),
-    );
-    const t = await f.run(kernelChannel());
-    assertEquals(t, { state: "failed", code: "model_tool_loop", stage: "model" });
-    assertEquals(ollama.chats.length, 3);
-    const third = ollama.chats[2].body;
-    ok(third.tools === undefined || third.tools.length === 0);
-    assertEquals(third.messages.at(-1), { role: "system", content: FINALIZATION_MARKER });
-    assertEquals(f.operations(), 2, "the third tool call is never executed");
-  });
+Deno.test("driveTurn(): with an Agent's tool budget of two the third call has no tools and the finalization marker", async () => {
+  await withFixture(
+    async (f, ollama) => {
+      ollama.enqueue(
+        scenarios.toolCall([{ name: "file__stat", arguments: { path: "a.txt" } }]),
+        scenarios.toolCall([{ name: "file__read_text", arguments: { path: "a.txt" } }]),
+        scenarios.toolCall([{ name: "file__glob", arguments: { pattern: "*" } }]),
+      );
+      const t = await f.run(kernelChannel());
+      assertEquals(t, { state: "failed", code: "model_tool_loop", stage: "model" });
+      assertEquals(ollama.chats.length, 3);
+      const third = ollama.chats[2].body;
+      ok(third.tools === undefined || third.tools.length === 0);
+      assertEquals(third.messages.at(-1), { role: "system", content: FINALIZATION_MARKER });
+      assertEquals(f.operations(), 2, "the third tool call is never executed");
+    },
+    undefined,
+    { tool_calls_max: 2 },
+  );
 });
 
 Deno.test("driveTurn(): a Worker naming a call id that is not pending executes nothing", async () => {

@@ -1,5 +1,11 @@
 import { deepStrictEqual as assertEquals, notStrictEqual, ok, throws } from "node:assert/strict";
-import { admit, estimateTokens, makeReceipt } from "../../runtime/context/admission.ts";
+import {
+  admit,
+  estimateTokens,
+  makeReceipt,
+  resultReceipt,
+  type ToolExchange,
+} from "../../runtime/context/admission.ts";
 import {
   createInspectionKey,
   inspectPlan,
@@ -35,6 +41,17 @@ const bundle = (i: number, size = 100): HistoryBundle => ({
   user: `u${i} ` + "x".repeat(size),
   assistant: `a${i} ` + "y".repeat(size),
 });
+
+/** One executed read of this Turn whose projection is `text`. */
+function exchange(i: number, text: string): ToolExchange {
+  return {
+    call: { id: `call-${i}`, name: "file__read_text", arguments: { path: `f${i}.txt` } },
+    projection: text,
+    toolId: "file/read_text",
+    resultBytes: new TextEncoder().encode(text).length,
+    resultDigest: `sha256:${i.toString(16).padStart(64, "0")}`,
+  };
+}
 
 function inputs(over: Partial<ContextInputs> = {}): ContextInputs {
   return {
@@ -156,8 +173,9 @@ Deno.test("admit(): collapse keeps the latest bundle and refuses with model_cont
 Deno.test("admit(): a narrowed call drops provider tools and ends with the finalization marker", () => {
   const plan = compileContextPlan(inputs({ toolset }));
   const call = { id: "call-1", name: "file__read_text", arguments: { path: "a.txt" } };
-  const wide = admit(plan, { exchanges: [{ call, projection: "hi" }], narrowed: false });
-  const narrow = admit(plan, { exchanges: [{ call, projection: "hi" }], narrowed: true });
+  const x = exchange(1, "hi");
+  const wide = admit(plan, { exchanges: [{ ...x, call }], narrowed: false });
+  const narrow = admit(plan, { exchanges: [{ ...x, call }], narrowed: true });
   ok(wide.ok && narrow.ok);
   assertEquals(wide.tools.length, 4);
   assertEquals(narrow.tools, []);
@@ -211,4 +229,50 @@ Deno.test("admit(): compact collapses every bundle but the latest even under 80 
   assertEquals(a.keptBundles, 1);
   assertEquals(a.receipt?.turn_ids, history.slice(0, 2).map((b) => b.turnId));
   notStrictEqual(plan.digest, compileContextPlan(inputs({ history })).digest);
+});
+
+Deno.test("admit(): the oldest tool results of the Turn become content-free receipts, the newest stays [CX-10]", () => {
+  const plan = compileContextPlan(inputs({ toolset, budget: 12000 }));
+  const exchanges = [1, 2, 3, 4].map((i) => exchange(i, `R${i}:` + "x".repeat(3000)));
+  const a = admit(plan, { exchanges, narrowed: false });
+  ok(a.ok);
+  ok(a.collapsedResults >= 1 && a.collapsedResults <= 3, String(a.collapsedResults));
+  const tools = a.messages.filter((m) => m.role === "tool").map((m) => m.content);
+  assertEquals(tools.length, 4, "every tool message is still there");
+  for (let i = 0; i < 4; i++) {
+    if (i < a.collapsedResults) {
+      assertEquals(tools[i], resultReceipt(exchanges[i]));
+      ok(!tools[i].includes("xxx"), "a receipt carries no content");
+    } else assertEquals(tools[i], exchanges[i].projection);
+  }
+  assertEquals(tools[3], exchanges[3].projection, "the newest result is kept");
+  ok(
+    a.messages.some((m) => m.role === "user" && m.content === "hello"),
+    "the user message is kept",
+  );
+  ok(a.estimate < Math.floor(12000 * 0.8));
+});
+
+Deno.test("admit(): model_context_limit only when nothing more can be collapsed [CX-10]", () => {
+  const plan = compileContextPlan(inputs({ toolset, budget: 6000 }));
+  // The newest result alone does not fit: every older one collapsed, still over ⇒ refused.
+  const exchanges = [exchange(1, "a".repeat(3000)), exchange(2, "b".repeat(6000))];
+  const a = admit(plan, { exchanges, narrowed: false });
+  ok(!a.ok && a.code === "model_context_limit");
+  // Without the oversized newest result the same plan is admitted with the older one collapsed.
+  const b = admit(plan, {
+    exchanges: [exchange(1, "a".repeat(3000)), exchange(2, "ok")],
+    narrowed: false,
+  });
+  ok(b.ok);
+});
+
+Deno.test("admit(): a result smaller than its receipt is never replaced", () => {
+  const plan = compileContextPlan(inputs({ toolset, budget: 8000 }));
+  const exchanges = [exchange(1, "tiny"), exchange(2, "y".repeat(5000)), exchange(3, "z")];
+  const a = admit(plan, { exchanges, narrowed: false });
+  ok(a.ok);
+  const tools = a.messages.filter((m) => m.role === "tool").map((m) => m.content);
+  assertEquals(tools[0], "tiny");
+  assertEquals(tools[1], resultReceipt(exchanges[1]));
 });

@@ -1,6 +1,13 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { type KernelPort, runHarnessKernel } from "../../runtime/kernel/harness_kernel.ts";
-import { RUN_DEADLINE_MS } from "../../runtime/limits.ts";
+import {
+  CALL_ID_MAX,
+  IPC_ROUNDS_MAX,
+  RUN_DEADLINE_MIN_MS,
+  RUN_DEADLINE_MS,
+  WORKER_MODEL_CALLS_MAX,
+  WORKER_TOOL_CALLS_MAX,
+} from "../../runtime/limits.ts";
 import {
   type ControlToWorker,
   parseControlFrame,
@@ -218,15 +225,28 @@ Deno.test("parseWorkerFrame(): refuses out-of-range iterations and request ids",
     tool_id: "file/stat",
   };
   assertEquals(parseWorkerFrame(base).ok, true);
-  assertEquals(parseWorkerFrame({ ...base, iteration: 5 }).ok, false);
-  assertEquals(parseWorkerFrame({ ...base, request_id: 17 }).ok, false);
+  const top = { ...base, iteration: WORKER_MODEL_CALLS_MAX, request_id: IPC_ROUNDS_MAX };
+  assertEquals(parseWorkerFrame(top).ok, true);
+  assertEquals(parseWorkerFrame({ ...base, iteration: WORKER_MODEL_CALLS_MAX + 1 }).ok, false);
+  assertEquals(parseWorkerFrame({ ...base, request_id: IPC_ROUNDS_MAX + 1 }).ok, false);
+  assertEquals(parseWorkerFrame({ ...base, call_id: `call-${CALL_ID_MAX}` }).ok, true);
+  assertEquals(parseWorkerFrame({ ...base, call_id: `call-${CALL_ID_MAX + 1}` }).ok, false);
+  assertEquals(parseWorkerFrame({ ...base, call_id: "call-0" }).ok, false);
+  assertEquals(parseWorkerFrame({ ...base, call_id: "call-01" }).ok, false);
   assertEquals(parseWorkerFrame({ ...base, call_id: "call-x" }).ok, false);
   assertEquals(parseWorkerFrame({ ...base, tool_id: "http://x" }).ok, false);
 });
 
-Deno.test("parseControlFrame(): refuses a snapshot that raises the model-call bound", () => {
+Deno.test("parseControlFrame(): a snapshot may lower the bounds, never raise them", () => {
   const ok = { type: "turn.start", v: 2, snapshot: SNAP };
+  const snap = (over: Partial<TurnRuntimeSnapshot>) => ({ ...ok, snapshot: { ...SNAP, ...over } });
   assertEquals(parseControlFrame(ok).ok, true);
-  assertEquals(parseControlFrame({ ...ok, snapshot: { ...SNAP, model_calls_max: 5 } }).ok, false);
+  assertEquals(parseControlFrame(snap({ model_calls_max: 1, tool_calls_max: 0 })).ok, true);
+  assertEquals(parseControlFrame(snap({ deadline_ms: RUN_DEADLINE_MIN_MS })).ok, true);
+  assertEquals(parseControlFrame(snap({ model_calls_max: WORKER_MODEL_CALLS_MAX + 1 })).ok, false);
+  assertEquals(parseControlFrame(snap({ tool_calls_max: WORKER_TOOL_CALLS_MAX + 1 })).ok, false);
+  assertEquals(parseControlFrame(snap({ deadline_ms: RUN_DEADLINE_MS + 1 })).ok, false);
+  assertEquals(parseControlFrame(snap({ deadline_ms: RUN_DEADLINE_MIN_MS - 1 })).ok, false);
+  assertEquals(parseControlFrame(snap({ model_calls_max: 0 })).ok, false);
   assertEquals(parseControlFrame({ ...ok, snapshot: { ...SNAP, endpoint: "x" } }).ok, false);
 });

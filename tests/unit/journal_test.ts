@@ -7,7 +7,13 @@ import {
   validateJournal,
 } from "../../runtime/events/journal.ts";
 import { initialState, step } from "../../runtime/events/state_machine.ts";
-import { RUN_EVENTS_MAX } from "../../runtime/limits.ts";
+import {
+  CALL_ID_MAX,
+  RUN_DURABLE_BYTES_MAX,
+  RUN_EVENTS_MAX,
+  RUN_LIVE_BYTES_MAX,
+  WORKER_TOOL_CALLS_MAX,
+} from "../../runtime/limits.ts";
 import type { EventKind } from "../../runtime/protocol/events.ts";
 import { getRun, listEvents } from "../../runtime/store/run_store.ts";
 import type { DatabaseSync } from "../../runtime/store/sqlite.ts";
@@ -257,11 +263,12 @@ Deno.test("appendDurable(): a failing transaction leaves the journal head unchan
   db.close();
 });
 
-Deno.test("RunJournal: durable bytes stop below 256 KiB and still leave room for the terminal", () => {
+Deno.test("RunJournal: durable bytes stop below 1 MiB and still leave room for the terminal", () => {
   const j = new RunJournal({ run_id: RUN, agent_id: AGENT, conversation_id: CONV });
   j.accept([j.stage("run.started", started)]);
   let refused: unknown = null;
-  for (let i = 1; i <= 9 && refused === null; i++) {
+  let accepted = 0;
+  for (let i = 1; i <= CALL_ID_MAX && refused === null; i++) {
     try {
       const req = j.stage("tool.call.requested", {
         call_id: `call-${i}`,
@@ -281,37 +288,43 @@ Deno.test("RunJournal: durable bytes stop below 256 KiB and still leave room for
         elapsed_ms: 1,
       }, req);
       j.accept([req, done]);
+      accepted++;
     } catch (e) {
       refused = e;
     }
   }
   ok(refused instanceof AppError && refused.code === "run_event_limit");
-  ok(j.durableBytes <= 256 * 1024 - 2048);
+  // 24 tool results of the largest kind fit [SB-8]; the bound stops the journal past them.
+  ok(accepted >= WORKER_TOOL_CALLS_MAX, String(accepted));
+  ok(j.durableBytes <= RUN_DURABLE_BYTES_MAX - 2048);
   const term = j.stage("run.failed", {
     code: "run_event_limit",
     stage: "journal",
     retryable: false,
     duration_ms: 1,
   });
-  ok(j.durableBytes + term.bytes <= 256 * 1024);
+  ok(j.durableBytes + term.bytes <= RUN_DURABLE_BYTES_MAX);
 });
 
-Deno.test("RunJournal: live bytes (deltas included) stop at 1 MiB", () => {
+Deno.test("RunJournal: live bytes (deltas included) stop at 2 MiB", () => {
   const j = new RunJournal({ run_id: RUN, agent_id: AGENT, conversation_id: CONV });
   j.accept([j.stage("run.started", started)]);
   const r = j.stage("model.request.started", reqStarted(1));
   j.accept([r, j.stage("assistant.block.started", { block: 1 }, r)]);
   let sent = 0;
   let refused: unknown = null;
-  while (refused === null && sent < 100) {
+  const perDelta = 16000;
+  const fit = Math.floor(RUN_LIVE_BYTES_MAX / perDelta);
+  while (refused === null && sent < fit + 10) {
     try {
-      j.ephemeral("assistant.block.delta", { block: 1, text: "d".repeat(16000) });
+      j.ephemeral("assistant.block.delta", { block: 1, text: "d".repeat(perDelta) });
       sent++;
     } catch (e) {
       refused = e;
     }
   }
   ok(refused instanceof AppError && refused.code === "run_event_limit");
-  ok(sent >= 60 && sent < 66, `deltas before the cap: ${sent}`);
+  // Each delta is its text plus a small envelope: the cap falls just short of `fit`.
+  ok(sent >= fit - 5 && sent < fit, `deltas before the cap: ${sent} of ${fit}`);
   throws(() => j.ephemeral("assistant.block.delta", { block: 2, text: "x" }));
 });

@@ -1,4 +1,4 @@
-/** Tool-result projection [TL-3]: ≤ 4096 bytes per result, ≤ 16 KiB per Run, receipts not cuts. */
+/** Tool-result projection [TL-3, CX-10]: ≤ 4096 bytes per result, ≤ 96 KiB per Run, receipts not cuts. */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import {
   newProjectionBudget,
@@ -6,6 +6,13 @@ import {
   resultDigest,
 } from "../../runtime/tools/projection.ts";
 import { compileGlob, matchGlob } from "../../runtime/tools/file_glob.ts";
+import {
+  TOOL_RESULT_PROJECTION_MAX_BYTES as ONE,
+  TOOL_RESULTS_PER_RUN_MAX_BYTES as RUN,
+} from "../../runtime/limits.ts";
+
+/** How many whole results of `ONE` bytes fill the Run budget. */
+const FILL = RUN / ONE;
 
 Deno.test("a result of at most 4096 bytes is projected whole", () => {
   const b = newProjectionBudget();
@@ -32,45 +39,45 @@ Deno.test("an oversize result becomes a receipt with call id, size, digest and f
   assert(p.digest !== resultDigest(body + " "));
 });
 
-Deno.test("the Run budget of 16 KiB turns later results into receipts and then refuses", () => {
+Deno.test("the Run budget of 96 KiB turns later results into receipts and then refuses", () => {
   const b = newProjectionBudget();
-  for (let i = 0; i < 4; i++) {
-    const p = projectToolResult(`c${i}`, "y".repeat(4000), b);
+  for (let i = 0; i < FILL; i++) {
+    const p = projectToolResult(`c${i}`, "y".repeat(ONE - 96), b);
     assert(p.ok && p.kind === "full");
   }
-  assertEquals(b.usedBytes, 16000);
-  const r = projectToolResult("c4", "z".repeat(500), b);
+  assertEquals(b.usedBytes, FILL * (ONE - 96));
+  const r = projectToolResult("c99", "z".repeat(FILL * 96 + 1), b);
   assert(r.ok && r.kind === "receipt");
   assertEquals(r.reason, "run_budget_exhausted");
-  assert(b.usedBytes <= 16 * 1024);
-  const full = { usedBytes: 16 * 1024 - 10 };
+  assert(b.usedBytes <= RUN);
+  const full = { usedBytes: RUN - 10 };
   assertEquals(projectToolResult("c5", "z".repeat(100), full), {
     ok: false,
     code: "model_context_limit",
   });
 });
 
-Deno.test("4097 bytes become a receipt; four 4096-byte results fill the 16 KiB Run budget exactly", () => {
+Deno.test("4097 bytes become a receipt; 4096-byte results fill the 96 KiB Run budget exactly", () => {
   const one = newProjectionBudget();
-  const over = projectToolResult("c-over", "x".repeat(4097), one);
+  const over = projectToolResult("c-over", "x".repeat(ONE + 1), one);
   assert(over.ok && over.kind === "receipt");
-  assertEquals([over.reason, over.original_bytes], ["result_too_large", 4097]);
+  assertEquals([over.reason, over.original_bytes], ["result_too_large", ONE + 1]);
   // Multi-byte: 4096 bytes in 2048 characters is whole, one more byte is not.
-  assert(projectToolResult("c-mb", "é".repeat(2048), newProjectionBudget()).ok);
-  const mb = projectToolResult("c-mb2", "é".repeat(2048) + "x", newProjectionBudget());
+  assert(projectToolResult("c-mb", "é".repeat(ONE / 2), newProjectionBudget()).ok);
+  const mb = projectToolResult("c-mb2", "é".repeat(ONE / 2) + "x", newProjectionBudget());
   assert(mb.ok && mb.kind === "receipt");
   const b = newProjectionBudget();
-  for (let i = 0; i < 4; i++) {
-    const p = projectToolResult(`f${i}`, "y".repeat(4096), b);
+  for (let i = 0; i < FILL; i++) {
+    const p = projectToolResult(`f${i}`, "y".repeat(ONE), b);
     assert(p.ok && p.kind === "full");
   }
-  assertEquals(b.usedBytes, 16 * 1024);
-  assertEquals(projectToolResult("f4", "z", b), { ok: false, code: "model_context_limit" });
-  assertEquals(b.usedBytes, 16 * 1024);
-  const almost = { usedBytes: 16 * 1024 - 1 };
+  assertEquals(b.usedBytes, RUN);
+  assertEquals(projectToolResult("f99", "z", b), { ok: false, code: "model_context_limit" });
+  assertEquals(b.usedBytes, RUN);
+  const almost = { usedBytes: RUN - 1 };
   const last = projectToolResult("f5", "z", almost);
   assert(last.ok && last.kind === "full");
-  assertEquals(almost.usedBytes, 16 * 1024);
+  assertEquals(almost.usedBytes, RUN);
 });
 
 Deno.test("projection refuses a call id outside the fixed format", () => {

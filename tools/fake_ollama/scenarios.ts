@@ -327,6 +327,48 @@ export function auto(delayMs = 20): ScriptSource {
   };
 }
 
+// ── Long scripted tool sequences [SB-8] ─────────────────────────────────────
+
+/**
+ * A long scripted Turn: the model's response N of the Turn is `steps[N]` (one
+ * or more tool calls), and once every step was played, a final answer that
+ * reports what the tools returned — one line per tool message it was sent
+ * (its tool and first line, so a collapsed result shows its receipt).
+ * Stateless: the step is found by counting the tool results already in the
+ * request against the steps' sizes, so one source serves every request of
+ * the Turn (enqueue it `steps.length + 1` times, or make it the default).
+ */
+export function scriptedTools(steps: FakeToolCall[][], o: TextOptions = {}): ScriptSource {
+  return (c) => {
+    const messages: { role?: unknown; content?: unknown; tool_name?: unknown }[] =
+      Array.isArray(c.body?.messages) ? c.body.messages : [];
+    const results = messages.filter((m) => m.role === "tool");
+    let left = results.length;
+    let k = 0;
+    while (k < steps.length && left >= steps[k].length) left -= steps[k++].length;
+    if (k < steps.length) {
+      return {
+        kind: "stream",
+        steps: [{ frame: toolCallFrame(c.model, steps[k]) }, { frame: doneFrame(c.model) }],
+      };
+    }
+    const lines = results.map((m, i) => {
+      const first = String(m.content ?? "").split("\n")[0].slice(0, 160);
+      return `${i + 1}. ${String(m.tool_name ?? "?")}: ${first}`;
+    });
+    const answer = `The tools returned:\n${lines.join("\n")}\n`;
+    return { kind: "stream", steps: textSteps(c.model, chunkText(answer), o) };
+  };
+}
+
+/** The CLI's `script` demo: reads, a search and a listing, then the report. */
+export const DEMO_SCRIPT: FakeToolCall[][] = [
+  [{ name: "file__stat", arguments: { path: "agent-builder.md" } }],
+  [{ name: "file__read_text", arguments: { path: "agent-builder.md" } }],
+  [{ name: "file__glob", arguments: { pattern: "*" } }],
+  [{ name: "file__grep", arguments: { pattern: "TODO" } }],
+];
+
 /** CLI names → builders (default arguments). */
 export const SCENARIOS: Readonly<Record<string, (delayMs: number) => ScriptSource>> = Object.freeze(
   {
@@ -347,5 +389,6 @@ export const SCENARIOS: Readonly<Record<string, (delayMs: number) => ScriptSourc
     repetition: (d) => repetition(d || 10),
     oversize: () => oversize(),
     server_error: () => serverError(),
+    script: (d) => scriptedTools(DEMO_SCRIPT, { frameDelayMs: d }),
   },
 );

@@ -3,6 +3,7 @@
  * sorted into four lanes (User / Harness / LLM / Tool), filtered by lane and
  * text, with derived facts for the inspector. Pure; no DOM.
  */
+import { stepsBySeq } from "./progress.ts";
 import type { EventEnvelope } from "./types.ts";
 
 export type Lane = "user" | "harness" | "llm" | "tool";
@@ -35,6 +36,8 @@ export interface TimelineRow {
   event: EventEnvelope;
   lane: Lane;
   index: number;
+  /** The model call (step) the event belongs to; 0 before the first [SB-8]. */
+  step: number;
 }
 
 /**
@@ -57,9 +60,16 @@ export function buildTimeline(
     if (!byKey.has(key)) byKey.set(key, e);
   }
   const q = filter.text.trim().toLowerCase();
+  const steps = stepsBySeq([...byKey.values()]);
   return [...byKey.values()]
     .sort((a, b) => sortKey(a) - sortKey(b))
-    .map((event) => ({ event, lane: laneOf(event.kind) }))
+    .map((event) => ({
+      event,
+      lane: laneOf(event.kind),
+      // Stream control events stay with their neighbours: the gap before, the snapshot after.
+      step: steps.get(event.seq) ??
+        (event.kind === "stream.snapshot" ? Math.max(0, ...steps.values()) : 0),
+    }))
     .filter((r) => filter.lanes.has(r.lane) && (q === "" || r.event.kind.toLowerCase().includes(q)))
     .map((r, index) => ({ ...r, index }));
 }
