@@ -82,7 +82,7 @@ import type {
   OutputDelta,
   RunCommandOptions,
 } from "./runner_types.ts";
-import { resolveDenoDir } from "../worker/supervisor.ts";
+import { sandboxDenoDir } from "../worker/supervisor.ts";
 
 export type { CommandResult, RunCommandOptions } from "./runner_types.ts";
 
@@ -376,8 +376,8 @@ export interface ExecuteJobOptions extends RunnerDirs {
  */
 export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutcome> {
   const t0 = performance.now();
-  const { exe, args } = runnerArgs(o, resolveDenoDir());
-  const denoDir = resolveDenoDir();
+  const denoDir = sandboxDenoDir();
+  const { exe, args } = runnerArgs(o, denoDir);
   const env: Record<string, string> = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
   if (denoDir !== null) env.DENO_DIR = denoDir;
   let child: Deno.ChildProcess;

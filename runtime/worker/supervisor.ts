@@ -129,6 +129,36 @@ export function resolveDenoDir(): string | null {
   return home?.startsWith("/") ? `${home}/.cache/deno` : null;
 }
 
+/** Where a root server keeps the module cache its sandboxes read (see sandboxDenoDir). */
+export const SANDBOX_DENO_DIR = "/var/tmp/agent-builder-deno-cache";
+
+/**
+ * The module cache a sandbox (Worker, runner) uses when not compiled. A root
+ * server's own cache lives below /root (0700), which the sandbox uid cannot
+ * search: stage 2 would transpile every module again on each start. So a
+ * root server gives its sandboxes a cache in a searchable place: stage 1
+ * (still root) fills it as it loads the same module graph, stage 2 (the
+ * sandbox uid) reads it. It is used only when it is a real directory owned by
+ * root and not writable by group or others (/var/tmp is world-writable, so
+ * anything else may have been planted); otherwise the server's own cache.
+ */
+export function sandboxDenoDir(): string | null {
+  const own = resolveDenoDir();
+  if (own === null || Number(syscall("getuid").ret) !== 0) return own;
+  try {
+    Deno.mkdirSync(SANDBOX_DENO_DIR, { mode: 0o755 });
+  } catch (err) {
+    if (!(err instanceof Deno.errors.AlreadyExists)) return own;
+  }
+  try {
+    const st = Deno.lstatSync(SANDBOX_DENO_DIR);
+    if (!st.isDirectory || st.uid !== 0 || ((st.mode ?? 0o777) & 0o022) !== 0) return own;
+  } catch {
+    return own;
+  }
+  return SANDBOX_DENO_DIR;
+}
+
 /** The production command line: this executable in `worker` mode (stage 1). */
 export function productionWorkerCommand(
   runRoot: string,
@@ -208,7 +238,7 @@ export async function spawnConfinedWorker<T>(
   opts: SpawnWorkerOptions<T>,
 ): Promise<WorkerHandle<T>> {
   if (!opts.runRoot.startsWith("/")) throw new AppError("sandbox_unavailable", "relative run root");
-  const denoDir = resolveDenoDir();
+  const denoDir = sandboxDenoDir();
   const base = (opts.command ?? productionWorkerCommand)(opts.runRoot, Deno.pid, denoDir);
   // SECURITY: a root server's Worker switches to the unprivileged sandbox uid
   // in stage 1 (which refuses to continue as root without one) [SB-7].
