@@ -146,6 +146,18 @@ export const TURN_TABLE: TurnCase[] = [
     expect: LOOP,
   },
   {
+    name: "an Agent's model-call bound of 8: seven tool steps and the answer on call 8 complete",
+    limits: { model_calls_max: 8 },
+    steps: [...sequential(7), ANSWER],
+    expect: completed(8, 7),
+  },
+  {
+    name: "an Agent's model-call bound of 8: a tool call on call 8 (narrowed) is model_tool_loop",
+    limits: { model_calls_max: 8 },
+    steps: sequential(8),
+    expect: LOOP,
+  },
+  {
     name: "an Agent's lower model-call budget still lets its last call answer",
     limits: { model_calls_max: 2 },
     steps: [one(1), ANSWER],

@@ -65,7 +65,7 @@ async function longTurn(h: RunHarness) {
   await new Promise((res) => setTimeout(res, 50));
   const bytes = writeBytes(h.server.child.pid) - before;
   const serverTs = frames.filter((f) => f.event === "model.request.started")
-    .map((f) => Date.parse(f.data.ts));
+    .map((f) => Number(f.data.ts));
   const gaps = (xs: number[]) => xs.slice(1).map((x, i) => x - xs[i]);
   return { runId: r.body.run_id as string, client: gaps(arrivals), server: gaps(serverTs), bytes };
 }
