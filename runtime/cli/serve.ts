@@ -63,6 +63,15 @@ export async function serveCommand(argv: string[], hooks: ServeHooks = {}): Prom
   // SECURITY: say where the token is, never what it is [GW-2].
   console.log(`log in with the token in ${home.root}/${home.secretsRel}/web-bootstrap-token`);
   log.info("server.started", { port: server.port });
+  // [AG-5] The operator learns at once which Agents did not start (ids and fixed reasons only).
+  const broken = app.agents.list().filter((a) => a.state === "unavailable");
+  if (broken.length > 0) {
+    console.error(
+      `agent-builder: ${broken.length} Agent(s) unavailable (the others serve; ` +
+        `delete or repair them, see 'agent-builder doctor'):`,
+    );
+    for (const a of broken) console.error(`  ${a.id}: ${a.unavailable_reason}`);
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -273,6 +273,10 @@ Deno.test("a server whose Agents are each damaged differently starts, serves the
 
     server = await startTestServer({ home });
     api = await session(server);
+    // The operator's terminal names each broken Agent with its reason at start-up.
+    const said = server.output();
+    assert(said.includes(`${expected.size} Agent(s) unavailable`), said);
+    for (const [id, reason] of expected) assert(said.includes(`  ${id}: ${reason}\n`), id);
     const listed = (await api("GET", "/api/agents")).body.agents as {
       id: string;
       state: string;
@@ -323,7 +327,9 @@ Deno.test("a server whose Agents are each damaged differently starts, serves the
     const reported = new Map<string, string>(
       report.unavailable.map((u: { id: string; reason: string }) => [u.id, u.reason]),
     );
-    assertEquals(reported, expected);
+    // Compared as sorted pairs: rows created in the same millisecond list in id order.
+    const sorted = (m: Map<string, string>) => [...m].sort((a, b) => a[0] < b[0] ? -1 : 1);
+    assertEquals(sorted(reported), sorted(expected));
     const text = await runCli([
       "doctor",
       "--home",
