@@ -14,7 +14,9 @@ Usage: agent-builder <command> [options]
 
 Commands:
   serve [--host 127.0.0.1] [--port 20815] [--home DIR] [--ollama URL]
-                          serve the web UI and API
+        [--model NAME]... [--default-model NAME] [--max-window N]
+                          serve the web UI and API (--model, repeatable ≤ 32: the catalog is
+                          exactly these models, in order; default: every model Ollama has)
   rotate-token [--home DIR] [--generate]
                           set a new bootstrap token (hidden TTY input) and log out every browser
   backup NAME [--home DIR] [--gzip]

@@ -21,7 +21,7 @@ import type { Route } from "./http/router.ts";
 import { staticRoutes } from "./http/static_routes.ts";
 import { modelHealth, modelRoutes } from "./http/model_routes.ts";
 import { createBroker } from "./model/broker.ts";
-import { createCatalog } from "./model/catalog.ts";
+import { type CatalogOptions, createCatalog } from "./model/catalog.ts";
 import type { ModelBroker } from "./model/types.ts";
 import { type DatabaseSync, openDatabase } from "./store/sqlite.ts";
 import { createCommandPorts, runCommandDeps } from "./app_ports.ts";
@@ -41,6 +41,8 @@ export interface AppOptions {
   faults?: FaultInjector;
   /** Test-only Run hooks (only the test entry passes any). @default NO_RUN_TEST_HOOKS */
   runTestHooks?: RunTestHooks;
+  /** `--model` (repeatable), `--default-model`, `--max-window` [MB-10]. */
+  catalog?: Omit<CatalogOptions, "ollamaUrl" | "timeouts">;
 }
 
 export interface App {
@@ -85,7 +87,7 @@ export function createApp(opts: AppOptions): App {
   const conversations = createConversationService({ agents, cursors: createCursorCodec() });
   // Qualification starts in the background; Runs fail closed until it succeeds [MB-2].
   const model = createBroker({
-    catalog: createCatalog({ ollamaUrl: opts.ollamaUrl }),
+    catalog: createCatalog({ ...opts.catalog, ollamaUrl: opts.ollamaUrl }),
     log: opts.log,
   });
   const runs = createRunService({

@@ -101,6 +101,11 @@ const TABLE = {
   model_context_limit: { status: 413, message: "The context exceeds the model window." },
   model_tool_loop: { status: 502, message: "The model broke the tool-call protocol." },
   model_capability_missing: { status: 503, message: "The model lacks a required capability." },
+  model_unknown: { status: 422, message: "Unknown or malformed model id." },
+  model_name_invalid: { status: 422, message: "Not a bare model name (no registry host)." },
+  pull_busy: { status: 409, message: "Another model pull is running." },
+  pull_not_found: { status: 404, message: "No such pull." },
+  model_in_use: { status: 409, message: "A run is using this model." },
 
   // worker sandbox [SB]
   sandbox_unavailable: { status: 503, message: "The worker sandbox cannot be established." },

@@ -113,6 +113,26 @@ export const MODEL_TOOL_NAME_MAX_BYTES = 128;
 export const PROVIDER_FRAME_MAX_BYTES = 64 * KiB; // one NDJSON line [MB-6]
 export const PROVIDER_ERROR_BODY_MAX_BYTES = 4 * KiB; // non-200 body read for classification
 export const PROVIDER_HEADER_MAX_BYTES = 16 * KiB;
+// Discovery, reasoning, pull [MB-10..13]
+export const MODEL_DISCOVERY_INTERVAL_MS = 5 * 60 * 1000; // re-discovery while idle [MB-10]
+export const MODEL_TAGS_MAX = 256; // models read from /api/tags
+export const MODEL_TAGS_BODY_MAX_BYTES = 1 * MiB;
+export const MODEL_SHOW_CONCURRENCY = 4; // /api/show requests at a time
+export const MODEL_SHOW_TIMEOUT_MS = 10 * 1000; // each /api/show
+export const MODEL_SHOW_BODY_MAX_BYTES = 1 * MiB;
+export const MODEL_NAME_MAX_BYTES = 256; // catalog model_id grammar
+export const MODEL_NAME_PATH_PARTS_MAX = 3;
+export const CLI_MODELS_MAX = 32; // `serve --model` repeated
+export const MAX_WINDOW_MIN_TOKENS = 4096; // `--max-window` lower bound
+export const REASONING_COMMIT_MAX_BYTES = 32 * KiB; // per model call [MB-12]
+export const REASONING_DELTA_COALESCE_BYTES = 256;
+export const PROVIDER_STREAM_REASONING_MAX_BYTES = 4 * MiB; // raw stream with reasoning on
+export const PROVIDER_STREAM_REASONING_MAX_FRAMES = 16384;
+export const PULL_PROGRESS_COALESCE_MS = 200; // [MB-13]
+export const PULL_ERROR_MESSAGE_MAX_BYTES = 256;
+export const PULL_LINE_MAX_BYTES = 64 * KiB; // one /api/pull progress line
+export const PULL_SSE_SUBSCRIBERS_MAX = 8;
+export const PULLS_REMEMBERED_MAX = 8; // finished pulls kept for late subscribers
 export const CONTENT_DELTA_COALESCE_BYTES = 96; // 12 KiB / 128 frames [MB-6]
 export const CONTENT_DELTA_COALESCE_MS = 50;
 

@@ -11,19 +11,54 @@ import { DEFAULT_HOST, DEFAULT_OLLAMA_URL, DEFAULT_PORT } from "../limits.ts";
 import { createFileLogger } from "../log.ts";
 import { ensurePrivateDir } from "../path_safety.ts";
 import { startServer } from "../http/server.ts";
+import { createCatalog } from "../model/catalog.ts";
 import { parseArgs, UsageError } from "../argv.ts";
 
 /** Test-only hooks handed to the App; the shipped entry (main.ts) passes none. */
 export type ServeHooks = Pick<AppOptions, "faults" | "runTestHooks">;
 
+/** Pulls every `--name value` / `--name=value` out of argv (a repeatable flag). */
+export function takeRepeated(
+  argv: readonly string[],
+  name: string,
+): { values: string[]; rest: string[] } {
+  const values: string[] = [];
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === `--${name}`) {
+      const v = argv[++i];
+      if (v === undefined) throw new UsageError(`--${name} needs a value`);
+      values.push(v);
+    } else if (a.startsWith(`--${name}=`)) values.push(a.slice(name.length + 3));
+    else rest.push(a);
+  }
+  return { values, rest };
+}
+
 export async function serveCommand(argv: string[], hooks: ServeHooks = {}): Promise<number> {
-  const a = parseArgs(argv, { flags: ["host", "port", "home", "ollama"] });
+  // `--model` is repeatable (≤ 32, the catalog in this order) [MB-10]; the rest are single flags.
+  const { values: models, rest } = takeRepeated(argv, "model");
+  const a = parseArgs(rest, {
+    flags: ["host", "port", "home", "ollama", "default-model", "max-window"],
+  });
   const host = a.flags.host ?? DEFAULT_HOST;
   const port = a.flags.port === undefined ? DEFAULT_PORT : Number(a.flags.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new UsageError("--port must be 0..65535");
   }
   const ollamaUrl = a.flags.ollama ?? DEFAULT_OLLAMA_URL;
+  const maxWindow = a.flags["max-window"] === undefined ? undefined : Number(a.flags["max-window"]);
+  if (maxWindow !== undefined && !Number.isSafeInteger(maxWindow)) {
+    throw new UsageError("--max-window must be an integer");
+  }
+  // Validated here (CatalogError is a UsageError: exit 2) before anything is opened.
+  const catalog = {
+    models: models.length > 0 ? models : null,
+    defaultModel: a.flags["default-model"] ?? null,
+    maxWindow,
+  };
+  createCatalog({ ollamaUrl, ...catalog });
   const home = resolveHome(a.flags.home ?? Deno.cwd());
   // rotate-token sends SIGHUP to the validated pid [GW-2]; listen before the
   // pid record exists so the signal can never hit its default (terminate).
@@ -49,7 +84,7 @@ export async function serveCommand(argv: string[], hooks: ServeHooks = {}): Prom
   }
   ensurePrivateDir(home.root, ".runtime/control-plane");
   const log = createFileLogger({ path: `${home.root}/.runtime/control-plane/server.log` });
-  const app = createApp({ home, log, ollamaUrl, ...hooks });
+  const app = createApp({ home, log, ollamaUrl, catalog, ...hooks });
   reloadToken = () => app.gateway.reloadToken();
   const server = await startServer({
     hostname: host,

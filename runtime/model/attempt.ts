@@ -12,15 +12,30 @@
  *   except while draining past the 12 KiB ceiling [MB-6]: the answer is then
  *   already committed, so any fault but a cancel closes the socket and
  *   finishes `max_output` with usage incomplete (no tool calls may be pending);
+ * - `message.thinking` goes to the reasoning buffer only (never the answer or
+ *   the repetition guard); with `think:true` sent the raw bounds are 4 MiB /
+ *   16,384 frames [MB-12];
  * - tool calls are collected from every frame (the final one included),
  *   arguments must be objects, at most MODEL_TOOL_CALLS_PER_RESPONSE_MAX;
  * - provider text never leaves as an error message — only fixed codes.
  */
 import type { ErrorCode } from "../errors.ts";
-import { MODEL_TOOL_CALLS_PER_RESPONSE_MAX } from "../limits.ts";
+import {
+  MODEL_TOOL_CALLS_PER_RESPONSE_MAX,
+  PROVIDER_FRAME_MAX_BYTES,
+  PROVIDER_STREAM_REASONING_MAX_BYTES,
+  PROVIDER_STREAM_REASONING_MAX_FRAMES,
+} from "../limits.ts";
 import type { AnswerBuffer } from "./answer.ts";
+import type { ReasoningBuffer } from "./reasoning.ts";
 import { httpRequest, type PinnedAddress, TransportError } from "./http_client.ts";
-import { NdjsonReader, readErrorBody, StreamBoundError } from "./ollama_client.ts";
+import {
+  DEFAULT_NDJSON_BOUNDS,
+  type NdjsonBounds,
+  NdjsonReader,
+  readErrorBody,
+  StreamBoundError,
+} from "./ollama_client.ts";
 import type { AttemptOutcome, ChatPhase, ToolCall, Usage } from "./types.ts";
 import { FrameSchema, InBandErrorSchema, isCapabilityBody, isOverflowBody } from "./wire.ts";
 
@@ -30,6 +45,10 @@ export interface AttemptInput {
   phase: ChatPhase;
   signal: AbortSignal;
   answer: AnswerBuffer;
+  /** Where `message.thinking` goes [MB-12]; never the answer. */
+  reasoning: ReasoningBuffer;
+  /** `think: true` was sent: the wider raw stream bound applies [MB-12]. */
+  reasoningOn: boolean;
   firstFrameMs: number;
   idleMs: number;
   /** Absolute ends (epoch ms). */
@@ -61,6 +80,13 @@ export type AttemptResult =
   | { kind: "overflow"; status: 400 | 413 }
   | { kind: "model_missing" }
   | { kind: "cancelled"; ttfbMs: number | null };
+
+/** With reasoning on, the raw stream may be 4 MiB / 16,384 frames [MB-12]. */
+const REASONING_NDJSON_BOUNDS: NdjsonBounds = Object.freeze({
+  maxBytes: PROVIDER_STREAM_REASONING_MAX_BYTES,
+  maxFrames: PROVIDER_STREAM_REASONING_MAX_FRAMES,
+  maxLineBytes: PROVIDER_FRAME_MAX_BYTES,
+});
 
 type TimerReason = "first_frame" | "idle" | "call" | "deadline";
 
@@ -171,7 +197,10 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
       return fail("model_provider_error", "http_error", false);
     }
 
-    const reader = new NdjsonReader(res);
+    const reader = new NdjsonReader(
+      res,
+      input.reasoningOn ? REASONING_NDJSON_BOUNDS : DEFAULT_NDJSON_BOUNDS,
+    );
     for (;;) {
       // Lines already buffered must not outlive a cancel or timer (e.g. one fired by a callback).
       if (ac.signal.aborted) return interrupted();
@@ -218,6 +247,8 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
           arguments: c.function.arguments,
         });
       }
+      const thinking = frame.message?.thinking ?? "";
+      if (thinking.length > 0) input.reasoning.append(thinking);
       const content = frame.message?.content ?? "";
       if (content.length > 0 && input.answer.append(content) === "repetition") {
         res.close(); // close the HTTP response immediately [MB-7]

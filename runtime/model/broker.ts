@@ -34,6 +34,7 @@ import { type ErrorCode, errorInfo } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { MODEL_RETRIES_BEFORE_FRAME, OVERFLOW_RECOVERY_ATTEMPTS } from "../limits.ts";
 import { AnswerBuffer } from "./answer.ts";
+import { ReasoningBuffer } from "./reasoning.ts";
 import { type AttemptResult, runAttempt } from "./attempt.ts";
 import type { CatalogEntry, ModelCatalog } from "./catalog.ts";
 import { CircuitBreaker } from "./circuit.ts";
@@ -85,6 +86,11 @@ function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T | null> 
   });
 }
 
+/** `think` for this call [MB-12]: the Agent's setting (default on), only for thinking models. */
+function thinkOf(profile: QualifiedProfile, req: ChatRequest): boolean | undefined {
+  return profile.capabilities.thinking ? (req.reasoning ?? true) : undefined;
+}
+
 function failed(code: ErrorCode): ChatOutcome {
   return { kind: "failed", code, retryable: errorInfo(code).retryable ?? false };
 }
@@ -110,8 +116,10 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
   }
 
   /** The caller's delta sink, isolated: a failing sink (e.g. a closed SSE) never ends the call. */
-  function safeDelta(req: ChatRequest): ((d: ContentDelta) => void) | undefined {
-    const sink = req.onDelta;
+  function safeDelta(
+    _req: ChatRequest,
+    sink: ((d: ContentDelta) => void) | undefined,
+  ): ((d: ContentDelta) => void) | undefined {
     if (!sink) return undefined;
     let failedOnce = false;
     return (d) => {
@@ -137,7 +145,7 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
     recovery: 0 | 1,
   ): Promise<ChatOutcome | { kind: "overflow"; status: 400 | 413 }> {
     const body = enc.encode(
-      JSON.stringify(chatBody(entry, profile, req.phase, messages, req.tools)),
+      JSON.stringify(chatBody(entry, profile, req.phase, messages, req.tools, thinkOf(profile, req))),
     );
     const digest = "sha256:" +
       createHash("sha256").update(REQUEST_DOMAIN).update(body).digest("hex");
@@ -157,7 +165,7 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
       return failed("journal_unavailable"); // no HTTP without a durable request boundary
     }
     const t0 = now();
-    const r = await attempts(entry, req, body);
+    const r = await attempts(entry, req, body, thinkOf(profile, req) === true);
     const outcome: ResponseOutcome = r.result.kind === "overflow"
       ? "context_overflow"
       : r.result.kind === "cancelled"
@@ -195,6 +203,7 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
     entry: CatalogEntry,
     req: ChatRequest,
     body: Uint8Array,
+    reasoningOn: boolean,
   ): Promise<{ result: ChatOutcome | { kind: "overflow"; status: 400 | 413 }; attempts: number }> {
     const key = CircuitBreaker.key(entry.id, entry.profileDigest);
     if (circuit.isOpen(key)) return { result: failed("model_temporarily_unhealthy"), attempts: 0 };
@@ -213,15 +222,17 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
         return { result: failed("model_temporarily_unhealthy"), attempts: 0 };
       }
       const st = models.get(entry);
+      const addr = models.addr;
       const profile = st.status.available ? st.status.profile : null;
-      if (profile === null || st.addr === null) {
+      if (profile === null || addr === null) {
         return { result: failed("model_unavailable"), attempts: 0 };
       }
       const answer = new AnswerBuffer({
         guard: req.phase === "plain",
-        onDelta: safeDelta(req),
+        onDelta: safeDelta(req, req.onDelta),
         now,
       });
+      const reasoning = new ReasoningBuffer(safeDelta(req, req.onReasoningDelta), now);
       const callEnd = now() + entry.timeouts.callMs;
       let n = 0;
       for (;;) {
@@ -233,11 +244,13 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
         safeObserve("attempt_started", () => req.observer?.attemptStarted(base));
         const t0 = now();
         const ar: AttemptResult = await runAttempt({
-          addr: st.addr,
+          addr,
           body,
           phase: req.phase,
           signal: req.signal,
           answer,
+          reasoning,
+          reasoningOn,
           firstFrameMs: entry.timeouts.firstFrameMs,
           idleMs: entry.timeouts.idleMs,
           callEnd,
@@ -268,6 +281,7 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
               result: {
                 kind: "completed",
                 content,
+                reasoning: reasoning.finish(),
                 toolCalls: ar.toolCalls,
                 usage: ar.usage,
                 reason: ar.reason,
@@ -290,9 +304,7 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
             ) {
               continue; // one transparent retry, only before any provider frame [MB-5]
             }
-            if (ar.code === "model_unavailable") {
-              st.status = { available: false, reason: "unreachable" };
-            }
+            if (ar.code === "model_unavailable") models.markUnavailable(entry, "unreachable");
             return { result: failed(ar.code), attempts: n };
           default: {
             const never: never = ar;
@@ -331,6 +343,14 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
     return second.kind === "overflow" ? failed("model_context_limit") : second; // never a second recovery
   }
 
+  // Re-discovery every 5 min while idle (no stream in flight) [MB-10].
+  const interval = catalog.config.timeouts.discoveryIntervalMs;
+  const timer = (opts.qualifyNow ?? true)
+    ? setInterval(() => {
+      if (semaphore.inUse === 0) void models.discover();
+    }, interval)
+    : null;
+
   const broker: ModelBroker = {
     chat,
     status: (modelId) => models.status(modelId ?? catalog.defaultId),
@@ -343,12 +363,15 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
         : { ok: false, code: "model_unavailable" };
     },
     publicProfiles: () => models.publicProfiles(),
-    async requalify() {
-      await Promise.all(catalog.entries.map((e) => models.requalify(e)));
-    },
+    requalify: () => models.discover(),
+    refresh: () => models.discover(true),
+    admin: () => models.addr,
     poke: () => models.poke(),
-    close: () => models.close(),
+    close: () => {
+      if (timer !== null) clearInterval(timer);
+      return models.close();
+    },
   };
-  if (opts.qualifyNow ?? true) broker.poke();
+  if (opts.qualifyNow ?? true) void models.discover();
   return broker;
 }

@@ -19,7 +19,7 @@ export interface PinnedAddress {
 }
 
 export interface HttpRequest {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   path: string;
   body?: Uint8Array;
   signal?: AbortSignal;

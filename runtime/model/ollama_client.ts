@@ -32,12 +32,12 @@ const dec = new TextDecoder("utf-8", { fatal: true });
 /** Sends a JSON request and reads a bounded body. Throws TransportError on failure. */
 export async function requestJson(
   addr: PinnedAddress,
-  method: "GET" | "POST",
+  method: "GET" | "POST" | "DELETE",
   path: string,
   body: unknown,
   signal: AbortSignal,
   maxBytes = 256 * 1024,
-): Promise<{ status: number; text: string | null }> {
+): Promise<{ status: number; text: string | null; tooLarge: boolean }> {
   const res = await httpRequest(addr, {
     method,
     path,
@@ -46,7 +46,11 @@ export async function requestJson(
   });
   try {
     const bytes = await res.readAll(maxBytes);
-    return { status: res.status, text: bytes === null ? null : decodeUtf8(bytes) };
+    return {
+      status: res.status,
+      text: bytes === null ? null : decodeUtf8(bytes),
+      tooLarge: bytes === null,
+    };
   } finally {
     res.close();
   }

@@ -49,6 +49,11 @@ export type ChatOutcome =
     kind: "completed";
     /** Visible answer to commit (≤ 12 KiB, markers included). */
     content: string;
+    /**
+     * The model's reasoning (`message.thinking`) to commit once, apart from the
+     * answer [MB-12]: ≤ 32 KiB, REASONING_MARKER appended when cut; "" when none.
+     */
+    reasoning: string;
     toolCalls: ToolCall[];
     usage: Usage;
     reason: CompletionReason;
@@ -167,6 +172,13 @@ export interface ChatRequest {
   observer?: TransportObserver;
   onDelta?: (d: ContentDelta) => void;
   /**
+   * The Agent's `reasoning` setting [MB-12]: maps to Ollama's `think` for models
+   * whose capabilities include `thinking` (not sent to the others). @default true
+   */
+  reasoning?: boolean;
+  /** Reasoning deltas (ephemeral, live only), coalesced; never part of the answer [MB-12]. */
+  onReasoningDelta?: (d: ContentDelta) => void;
+  /**
    * Overflow recovery hook [MB-8]: called at most once, only after a strict-JSON
    * 400/413 context/media overflow before any provider frame. Return the smaller
    * projection (keeping the latest complete Turn and the current message), or null
@@ -186,6 +198,11 @@ export interface QualifiedProfile {
   /** window − reserve: the hard input budget. */
   budget: number;
   capabilities: { completion: boolean; tools: boolean; thinking: boolean };
+  /** `ready` (completion + tools) or `chat_only` (completion without tools) [MB-10]. */
+  state: "ready" | "chat_only";
+  family: string | null;
+  parameterSize: string | null;
+  quantization: string | null;
   /** Whether `truncate:false` is sent (server version supports it). */
   truncateSupported: boolean;
   profileDigest: string;
@@ -199,21 +216,31 @@ export type UnavailableReason =
   | "model_missing"
   | "capability_missing"
   | "window_too_small"
-  | "protocol_error";
+  | "protocol_error"
+  | "show_timeout"
+  | "show_too_large";
+
+/** The four catalog states [MB-10]. */
+export type CatalogState = "ready" | "chat_only" | "unsupported" | "unavailable";
 
 export type ModelStatus =
   | { available: true; profile: QualifiedProfile }
   | { available: false; reason: UnavailableReason };
 
-/** Public catalog profile for `GET /api/models` — never host or port [MB-1]. */
+/** Public catalog profile for `GET /api/models` — never host, port or digests [MB-1, MB-10]. */
 export interface PublicModelProfile {
   id: string;
   default: boolean;
+  state: CatalogState;
   available: boolean;
   reason?: UnavailableReason;
   window: number | null;
+  /** The input budget (window − output reserve). */
   budget: number | null;
   capabilities: string[];
+  family: string | null;
+  parameter_size: string | null;
+  quantization: string | null;
 }
 
 /**
@@ -241,8 +268,12 @@ export interface ModelBroker {
   >;
   /** Public profiles for GET /api/models. */
   publicProfiles(): PublicModelProfile[];
-  /** Re-qualifies every entry now (single-flight). */
+  /** Runs discovery now (single-flight) [MB-10]. */
   requalify(): Promise<void>;
+  /** Explicit refresh (POST /api/models/refresh): discovery that also forgets vanished entries. */
+  refresh(): Promise<void>;
+  /** The pinned address's Ollama admin calls (pull/delete) [MB-13]; null until pinned. */
+  admin(): import("./http_client.ts").PinnedAddress | null;
   /** Non-blocking: starts a re-qualification if unavailable and the spacing allows. */
   poke(): void;
   /** Aborts qualification in flight. Chat calls end through their own signals (Run cancel). */

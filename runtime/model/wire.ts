@@ -19,7 +19,28 @@ export const VersionSchema = z.object({ version: z.string().min(1).max(64) });
 
 export const ShowSchema = z.object({
   capabilities: z.array(z.string().max(64)).max(64).optional(),
+  details: z.object({
+    family: z.string().max(256).optional(),
+    parameter_size: z.string().max(256).optional(),
+    quantization_level: z.string().max(256).optional(),
+  }).optional(),
   model_info: z.record(z.string(), z.unknown()),
+});
+
+/** `/api/tags`: only the names are read (sizes, digests and paths are never kept). */
+export const TagsSchema = z.object({
+  models: z.array(z.object({
+    name: z.string().max(1024).optional(),
+    model: z.string().max(1024).optional(),
+  })).max(100_000),
+});
+
+/** One `/api/pull` progress line [MB-13]. */
+export const PullLineSchema = z.object({
+  status: z.string().max(4096).optional(),
+  total: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+  completed: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+  error: z.string().max(65536).optional(),
 });
 
 const ToolCallWire = z.object({
@@ -104,13 +125,18 @@ export function chatBody(
   phase: ChatPhase,
   messages: readonly ChatMessage[],
   tools: readonly ProviderTool[] | undefined,
+  think: boolean | undefined,
 ): Record<string, unknown> {
   const policy = phase === "plain" ? entry.plain : entry.tools;
+  // A chat_only model never gets tools [MB-10].
+  const withTools = phase === "tools" && profile.capabilities.tools && tools && tools.length > 0;
   return {
     model: entry.providerModel,
     messages: messages.map(wireMessage),
-    ...(phase === "tools" && tools && tools.length > 0 ? { tools: tools.map(wireTool) } : {}),
+    ...(withTools ? { tools: tools.map(wireTool) } : {}),
     stream: true,
+    // `think` only for models that report the capability [MB-12] (others would refuse it).
+    ...(think !== undefined && profile.capabilities.thinking ? { think } : {}),
     ...(profile.truncateSupported ? { truncate: false } : {}),
     keep_alive: entry.keepAliveS,
     options: { ...policy, num_ctx: profile.window, num_predict: profile.reserve },

@@ -32,6 +32,8 @@ export const FAST: ModelTimeouts = {
   circuitOpenMs: 500,
   qualifyMs: 1000,
   requalifyIntervalMs: 0,
+  showMs: 1000,
+  discoveryIntervalMs: 60_000,
 };
 
 export interface LogLine {

@@ -253,7 +253,7 @@ Deno.test("a raw stream over 1 MiB fails with model_stream_too_large; just under
       new TextEncoder().encode(JSON.stringify(thinkingFrame("qwen3.5:2b", chunk))).length + 1;
     const under = Math.floor((PROVIDER_STREAM_MAX_BYTES - 1024) / frameBytes);
     ollama.enqueue(thinker(null), thinker(under));
-    const { req: r, rec } = req();
+    const { req: r, rec } = req({ reasoning: false }); // reasoning off: the [MB-6] bound
     assertEquals(await broker.chat(r), {
       kind: "failed",
       code: "model_stream_too_large",
@@ -261,7 +261,7 @@ Deno.test("a raw stream over 1 MiB fails with model_stream_too_large; just under
     });
     assertEquals(rec.types(), pairs(1));
     assertEquals(await ollama.chats[0].closed, "client_closed");
-    const out = await broker.chat(req().req);
+    const out = await broker.chat(req({ reasoning: false }).req);
     assert(out.kind === "completed", JSON.stringify(out));
     assertEquals(out.content, "ok");
   }, { timeouts: { firstFrameMs: 10_000, idleMs: 10_000, callMs: 20_000 } }); // no timer under load
@@ -270,13 +270,13 @@ Deno.test("a raw stream over 1 MiB fails with model_stream_too_large; just under
 Deno.test("a raw stream over 4096 frames fails with model_stream_too_large", async () => {
   await withBroker(async ({ ollama, broker, req }) => {
     ollama.enqueue(sc.manyFrames(PROVIDER_STREAM_MAX_FRAMES));
-    assertEquals(await broker.chat(req().req), {
+    assertEquals(await broker.chat(req({ reasoning: false }).req), {
       kind: "failed",
       code: "model_stream_too_large",
       retryable: false,
     });
     ollama.enqueue(sc.manyFrames(PROVIDER_STREAM_MAX_FRAMES - 2));
-    assertEquals((await broker.chat(req().req)).kind, "completed"); // 4094 + content + done = 4096
+    assertEquals((await broker.chat(req({ reasoning: false }).req)).kind, "completed"); // 4094 + content + done = 4096
   }, { timeouts: { firstFrameMs: 10_000, idleMs: 10_000, callMs: 20_000 } }); // no timer under load
 });
 

@@ -44,6 +44,10 @@ Deno.test("with the scripted Ollama up, /health says model available and /api/mo
       models: [{
         id: "qwen3.5:2b",
         default: true,
+        state: "ready",
+        family: "qwen35",
+        parameter_size: "2B",
+        quantization: "Q4_K_M",
         available: true,
         window: 32768,
         budget: 28672,

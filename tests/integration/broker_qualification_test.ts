@@ -1,8 +1,8 @@
 /**
- * Qualification against the scripted Ollama server [MB-2]: the window is
- * min(native, 32768) from `<arch>.context_length`, the reserve 4096 (at most
- * half the window), every failure has a fixed reason, a hostname is resolved
- * once and pinned, and re-qualification happens on demand.
+ * Qualification against the scripted Ollama server [MB-2, MB-10]: the window
+ * is min(native, 32768) from `<arch>.context_length`, the reserve
+ * min(4096, window / 4), every failure has a fixed reason, a hostname is
+ * resolved once and pinned, and re-qualification happens on demand.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { createBroker } from "../../runtime/model/broker.ts";
@@ -28,9 +28,10 @@ Deno.test("the default model's 262144-token native window is capped to 32768 wit
     assertEquals(s.profile.truncateSupported, true);
     assertEquals(ollama.requests.map((r) => `${r.method} ${r.path}`), [
       "GET /api/version",
+      "GET /api/tags",
       "POST /api/show",
     ]);
-    assertEquals(ollama.requests[1].body, { model: "qwen3.5:2b" });
+    assertEquals(ollama.requests[2].body, { model: "qwen3.5:2b" });
   });
 });
 
@@ -38,16 +39,16 @@ Deno.test("a smaller native window is used as reported, never trusted from the n
   await withBroker(async ({ broker, ollama, req }) => {
     const p = await broker.profile("qwen3.5:2b");
     assert(p.ok);
-    assertEquals([p.profile.window, p.profile.reserve, p.profile.budget], [8192, 4096, 4096]);
+    assertEquals([p.profile.window, p.profile.reserve, p.profile.budget], [8192, 2048, 6144]);
     ollama.enqueue(sc.text("ok"));
     await broker.chat(req().req);
     assertEquals(ollama.chats[0].body.options.num_ctx, 8192);
-    assertEquals(ollama.chats[0].body.options.num_predict, 4096);
+    assertEquals(ollama.chats[0].body.options.num_predict, 2048);
   }, { fake: { models: model(8192) } });
   await withBroker(({ broker }) => {
     const s = broker.status();
     assert(s.available);
-    assertEquals([s.profile.window, s.profile.reserve, s.profile.budget], [4096, 2048, 2048]);
+    assertEquals([s.profile.window, s.profile.reserve, s.profile.budget], [4096, 1024, 3072]);
   }, { fake: { models: model(4096) } });
 });
 
@@ -163,6 +164,10 @@ Deno.test("the model becomes available on demand once Ollama comes up, and publi
   assertEquals(broker.publicProfiles(), [{
     id: "qwen3.5:2b",
     default: true,
+    state: "unavailable",
+    family: null,
+    parameter_size: null,
+    quantization: null,
     available: false,
     reason: "unreachable",
     window: null,
@@ -177,6 +182,10 @@ Deno.test("the model becomes available on demand once Ollama comes up, and publi
     assertEquals(pub, [{
       id: "qwen3.5:2b",
       default: true,
+      state: "ready",
+      family: "qwen35",
+      parameter_size: "2B",
+      quantization: "Q4_K_M",
       available: true,
       window: 32768,
       budget: 28672,

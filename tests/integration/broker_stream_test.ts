@@ -30,6 +30,7 @@ Deno.test("a plain answer streams as coalesced deltas and completes with validat
     assertEquals(out, {
       kind: "completed",
       content: "Hello there, operator. This is a streamed answer.",
+      reasoning: "",
       toolCalls: [],
       usage: { inputTokens: 17, outputTokens: 9, complete: true },
       reason: "stop",
@@ -57,10 +58,12 @@ Deno.test("the broker sends only catalog-fixed options: plain policy, num_ctx = 
       "model",
       "messages",
       "stream",
+      "think",
       "truncate",
       "keep_alive",
       "options",
     ]);
+    assertEquals(sent.think, true); // a thinking model, reasoning on by default [MB-12]
     assertEquals(sent.model, "qwen3.5:2b");
     assertEquals(sent.stream, true);
     assertEquals(sent.truncate, false);
@@ -295,7 +298,8 @@ Deno.test("once the 12 KiB answer is committed, a drain that breaks a stream bou
       steps: [{ frame: contentFrame(c.model, big) }, { hang: true }],
     }));
     for (const [i, transport] of [[0, "stream_too_large"], [1, "idle_timeout"]] as const) {
-      const { req: r, rec } = req({ phase: "tools" }); // tools phase: no repetition guard
+      // tools phase: no repetition guard; reasoning off: the [MB-6] stream bounds
+      const { req: r, rec } = req({ phase: "tools", reasoning: false });
       const out = await broker.chat(r);
       assert(out.kind === "completed", JSON.stringify(out));
       assertEquals(out.reason, "max_output");

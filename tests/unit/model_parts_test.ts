@@ -18,6 +18,7 @@ import {
 import {
   CatalogError,
   createCatalog,
+  entryFor,
   parseOllamaUrl,
   PLAIN_POLICY,
   TOOLS_POLICY,
@@ -51,7 +52,8 @@ Deno.test("parseOllamaUrl() accepts only a plain http origin", () => {
 Deno.test("the default catalog has qwen3.5:2b with frozen per-phase policies", () => {
   const c = createCatalog();
   assertEquals(c.defaultId, "qwen3.5:2b");
-  const e = c.get("qwen3.5:2b")!;
+  assertEquals(c.get("qwen3.5:2b")!.family, null); // until discovery reads the family
+  const e = entryFor(c.config, "qwen3.5:2b", "qwen35");
   assertEquals(e.endpoint, { host: "127.0.0.1", port: 11434 });
   assertEquals(e.plain, {
     temperature: 1.0,

@@ -11,6 +11,91 @@ export interface FakeModel {
   /** `<arch>.context_length`. */
   contextLength: number;
   capabilities: string[];
+  /** `details.family`. @default arch */
+  family?: string;
+  /** `details.parameter_size`. @default "2B" */
+  parameterSize?: string;
+  /** `details.quantization_level`. @default "Q4_K_M" */
+  quantization?: string;
+  /** Delay before `/api/show` answers (a slow show). */
+  showDelayMs?: number;
+  /** A raw `/api/show` body instead of the built one (huge or malformed). */
+  showRaw?: string;
+}
+
+/**
+ * A realistic fleet [MB-10]: several families, windows and capabilities.
+ * Listed: qwen3.5:2b (ready, thinking, 262144 → 32768), llama3.2:3b (ready,
+ * generic family, 131072), gemma3:1b (chat_only, 8192), deepseek-r1:1.5b
+ * (chat_only with thinking, family qwen2); hidden: nomic-embed-text (embedding only).
+ */
+export const FAKE_FLEET: Readonly<Record<string, FakeModel>> = Object.freeze({
+  "qwen3.5:2b": {
+    arch: "qwen35",
+    contextLength: 262144,
+    capabilities: ["completion", "tools", "thinking"],
+    parameterSize: "2.3B",
+  },
+  "llama3.2:3b": {
+    arch: "llama",
+    contextLength: 131072,
+    capabilities: ["completion", "tools"],
+    parameterSize: "3.2B",
+  },
+  "gemma3:1b": {
+    arch: "gemma3",
+    contextLength: 8192,
+    capabilities: ["completion"],
+    parameterSize: "999.89M",
+    quantization: "Q4_K_M",
+  },
+  "deepseek-r1:1.5b": {
+    arch: "qwen2",
+    contextLength: 131072,
+    capabilities: ["completion", "thinking"],
+    parameterSize: "1.8B",
+  },
+  "nomic-embed-text:latest": {
+    arch: "nomic-bert",
+    contextLength: 2048,
+    capabilities: ["embedding"],
+    parameterSize: "137M",
+    quantization: "F16",
+  },
+});
+
+/** Models the `--fleet` demo can pull: a quick one, a slow one and one that fails mid-pull. */
+export const FAKE_PULLABLE: Readonly<Record<string, FakePull>> = Object.freeze({
+  "phi4-mini:3.8b": {
+    model: { arch: "phi3", contextLength: 131072, capabilities: ["completion", "tools"] },
+    steps: 20,
+    stepDelayMs: 150,
+  },
+  "mistral:7b": {
+    model: { arch: "llama", family: "llama", contextLength: 32768, capabilities: ["completion", "tools"] },
+    steps: 200,
+    stepDelayMs: 250,
+  },
+  "broken:1b": {
+    model: { arch: "llama", contextLength: 4096, capabilities: ["completion"] },
+    steps: 10,
+    stepDelayMs: 100,
+    failAt: 4,
+    errorMessage: "max retries exceeded: unexpected EOF",
+  },
+});
+
+/** A model the scripted server can pull, and how the pull goes [MB-13]. */
+export interface FakePull {
+  model: FakeModel;
+  /** Progress lines of the one layer. @default 5 */
+  steps?: number;
+  /** Delay between progress lines. @default 0 */
+  stepDelayMs?: number;
+  /** After this many progress lines, an `{"error": …}` line ends the pull. */
+  failAt?: number;
+  /** The error line's message. @default "pull model manifest: file does not exist" */
+  errorMessage?: string;
 }
 
 export const DEFAULT_FAKE_MODELS: Readonly<Record<string, FakeModel>> = Object.freeze({
@@ -103,10 +188,10 @@ export function showBody(name: string, m: FakeModel): Record<string, unknown> {
     details: {
       parent_model: "",
       format: "gguf",
-      family: m.arch,
-      families: [m.arch],
-      parameter_size: "2B",
-      quantization_level: "Q4_K_M",
+      family: m.family ?? m.arch,
+      families: [m.family ?? m.arch],
+      parameter_size: m.parameterSize ?? "2B",
+      quantization_level: m.quantization ?? "Q4_K_M",
     },
     model_info: {
       "general.architecture": m.arch,
@@ -131,10 +216,10 @@ export function tagsBody(models: Record<string, FakeModel>): Record<string, unkn
       details: {
         parent_model: "",
         format: "gguf",
-        family: m.arch,
-        families: [m.arch],
-        parameter_size: "2B",
-        quantization_level: "Q4_K_M",
+        family: m.family ?? m.arch,
+        families: [m.family ?? m.arch],
+        parameter_size: m.parameterSize ?? "2B",
+        quantization_level: m.quantization ?? "Q4_K_M",
       },
     })),
   };

@@ -1,6 +1,7 @@
 /**
  * `deno task fake-ollama [--scenario NAME] [--port N] [--delay-ms N]
- * [--context-length N] [--capabilities completion,tools]` — runs the scripted
+ * [--context-length N] [--capabilities completion,tools] [--fleet]` (`--fleet`:
+ * the realistic multi-model fleet with pullable models) — runs the scripted
  * Ollama server on 127.0.0.1 until interrupted. NAME is one of the keys of
  * SCENARIOS (default `markdown`, a friendly streamed Markdown answer); every
  * /api/chat request gets that scenario, except with `auto`, which picks one
@@ -9,6 +10,7 @@
  */
 import { parseArgs, UsageError } from "../../runtime/argv.ts";
 import { DEFAULT_MODEL } from "../../runtime/limits.ts";
+import { FAKE_FLEET, FAKE_PULLABLE, type FakeModel } from "./frames.ts";
 import { SCENARIOS } from "./scenarios.ts";
 import { startFakeOllama } from "./server.ts";
 
@@ -24,6 +26,7 @@ function intFlag(v: string | undefined, name: string, dflt: number): number {
 async function main(argv: string[]): Promise<number> {
   const a = parseArgs(argv, {
     flags: ["scenario", "port", "delay-ms", "context-length", "capabilities", "model"],
+    switches: ["fleet"],
   });
   const name = a.flags.scenario ?? "markdown";
   const build = SCENARIOS[name];
@@ -35,7 +38,9 @@ async function main(argv: string[]): Promise<number> {
     port: intFlag(a.flags.port, "port", 11434),
     maxRecorded: 64, // a long demo session keeps only recent requests in memory
     defaultScript: build(intFlag(a.flags["delay-ms"], "delay-ms", 0)),
-    models: {
+    // --fleet: several families, windows and capabilities, and pullable models [MB-10, MB-13].
+    pullable: a.switches.has("fleet") ? structuredClone(FAKE_PULLABLE) : {},
+    models: a.switches.has("fleet") ? structuredClone(FAKE_FLEET) as Record<string, FakeModel> : {
       [model]: {
         arch: "qwen35",
         contextLength: intFlag(a.flags["context-length"], "context-length", 262144),

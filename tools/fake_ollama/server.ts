@@ -9,11 +9,22 @@
  *   await ollama.close();
  *
  * Every `/api/chat` takes the next script from the FIFO queue, else the
- * default script (a friendly streamed Markdown answer). Every request is
+ * default script (a friendly streamed Markdown answer). `/api/tags` and
+ * `/api/show` serve the mutable `models` (see FAKE_FLEET for a realistic
+ * fleet; a show may be slow or raw), `/api/pull` streams progress for the
+ * `pullable` models (an error line mid-pull, slow steps) and adds the model on
+ * success, `DELETE /api/delete` removes one; deleting from `models` between
+ * Turns makes a model vanish. Every request is
  * recorded (method, path, headers, parsed body) and each chat records how its
  * response ended: `completed` or `client_closed` (the client disconnected).
  */
-import { DEFAULT_FAKE_MODELS, type FakeModel, showBody, tagsBody } from "./frames.ts";
+import {
+  DEFAULT_FAKE_MODELS,
+  type FakeModel,
+  type FakePull,
+  showBody,
+  tagsBody,
+} from "./frames.ts";
 import { markdown } from "./scenarios.ts";
 
 /** One step of a streamed response. */
@@ -51,6 +62,16 @@ export interface RecordedChat extends RecordedRequest {
   framesSent: number;
 }
 
+/** One `/api/pull` as received, and how its response ended [MB-13]. */
+export interface RecordedPull extends RecordedRequest {
+  /** Model named in the request body. */
+  model: string;
+  /** Progress lines written. */
+  linesSent: number;
+  closed: Promise<"completed" | "client_closed">;
+  end: "completed" | "client_closed" | null;
+}
+
 export interface FakeOllamaOptions {
   /** @default 0 (a free port) */
   port?: number;
@@ -62,6 +83,8 @@ export interface FakeOllamaOptions {
   defaultScript?: ScriptSource;
   /** Status for /api/version (e.g. 500 to fail qualification). @default 200 */
   versionStatus?: number;
+  /** Models `/api/pull` can fetch, and how each pull goes. @default {} */
+  pullable?: Record<string, FakePull>;
   /**
    * Keep only the latest N recorded requests and chats (the CLI sets it, so a
    * long demo session does not grow without bound). @default unlimited (tests index `chats`)
@@ -74,7 +97,9 @@ export interface FakeOllama {
   readonly port: number;
   readonly requests: RecordedRequest[];
   readonly chats: RecordedChat[];
+  readonly pulls: RecordedPull[];
   models: Record<string, FakeModel>;
+  pullable: Record<string, FakePull>;
   version: string;
   versionStatus: number;
   /** Queues scripts for the next /api/chat requests, in order. */
@@ -116,6 +141,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
   let defaultScript: ScriptSource = opts.defaultScript ?? markdown();
   const requests: RecordedRequest[] = [];
   const chats: RecordedChat[] = [];
+  const pulls: RecordedPull[] = [];
   const chatWaiters: Array<{ n: number; resolve: (c: RecordedChat) => void }> = [];
   const life = new AbortController();
   const maxRecorded = opts.maxRecorded ?? Infinity;
@@ -124,7 +150,74 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
     models: opts.models ?? structuredClone(DEFAULT_FAKE_MODELS) as Record<string, FakeModel>,
     version: opts.version ?? "0.12.10",
     versionStatus: opts.versionStatus ?? 200,
+    pullable: opts.pullable ?? {},
   };
+
+  /** `/api/pull`: NDJSON progress like Ollama's, an error line, or success (the model appears). */
+  function pullResponse(rec: RecordedPull, reqSignal: AbortSignal): Response {
+    let resolveClosed!: (v: "completed" | "client_closed") => void;
+    rec.closed = new Promise((r) => (resolveClosed = r));
+    const finish = (how: "completed" | "client_closed") => {
+      if (rec.end !== null) return;
+      rec.end = how;
+      resolveClosed(how);
+    };
+    const gone = new AbortController();
+    const onGone = () => {
+      gone.abort();
+      finish("client_closed");
+    };
+    reqSignal.addEventListener("abort", onGone, { once: true });
+    life.signal.addEventListener("abort", onGone, { once: true });
+    const p = state.pullable[rec.model];
+    const digest = "sha256:" + "ab".repeat(32);
+    const total = 1_000_000;
+    function* lines(): Generator<Record<string, unknown> | { delayMs: number }> {
+      yield { status: "pulling manifest" };
+      if (!p) {
+        yield { error: "pull model manifest: file does not exist" };
+        return;
+      }
+      const steps = p.steps ?? 5;
+      for (let i = 1; i <= steps; i++) {
+        if (p.stepDelayMs) yield { delayMs: p.stepDelayMs };
+        if (p.failAt !== undefined && i > p.failAt) {
+          yield { error: p.errorMessage ?? "pull model manifest: file does not exist" };
+          return;
+        }
+        yield { status: `pulling ${digest.slice(7, 19)}`, digest, total, completed: Math.round(total * i / steps) };
+      }
+      yield { status: "verifying sha256 digest" };
+      yield { status: "writing manifest" };
+      state.models[rec.model] = structuredClone(p.model);
+      yield { status: "success" };
+    }
+    const it = lines();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        for (;;) {
+          if (gone.signal.aborted) return;
+          const n = it.next();
+          if (n.done) {
+            finish("completed");
+            controller.close();
+            return;
+          }
+          if ("delayMs" in n.value && typeof n.value.delayMs === "number") {
+            await sleep(n.value.delayMs, gone.signal);
+            continue;
+          }
+          rec.linesSent++;
+          controller.enqueue(enc.encode(JSON.stringify(n.value) + "\n"));
+          return;
+        }
+      },
+      cancel() {
+        onGone();
+      },
+    }, { highWaterMark: 0 });
+    return new Response(body, { status: 200, headers: { "content-type": "application/x-ndjson" } });
+  }
 
   async function chatResponse(
     chat: RecordedChat,
@@ -193,7 +286,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
   async function handler(req: Request): Promise<Response> {
     const url = new URL(req.url);
     let body: any = null;
-    if (req.method === "POST") {
+    if (req.method === "POST" || req.method === "DELETE") {
       try {
         body = JSON.parse(await req.text());
       } catch {
@@ -227,7 +320,34 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
         const name = body?.model ?? body?.name;
         const m = typeof name === "string" ? state.models[name] : undefined;
         if (!m) return jsonResponse({ error: `model '${name}' not found` }, 404);
+        if (m.showDelayMs) await sleep(m.showDelayMs, req.signal);
+        if (m.showRaw !== undefined) {
+          return new Response(m.showRaw, {
+            headers: { "content-type": "application/json; charset=utf-8" },
+          });
+        }
         return jsonResponse(showBody(name, m));
+      }
+      case "POST /api/pull": {
+        const name = body?.model ?? body?.name;
+        const pull: RecordedPull = {
+          ...rec,
+          model: typeof name === "string" ? name : "",
+          linesSent: 0,
+          closed: Promise.resolve("completed"),
+          end: null,
+        };
+        pulls.push(pull);
+        if (pulls.length > maxRecorded) pulls.shift();
+        return pullResponse(pull, req.signal);
+      }
+      case "DELETE /api/delete": {
+        const name = body?.model ?? body?.name;
+        if (typeof name !== "string" || !state.models[name]) {
+          return jsonResponse({ error: `model '${name}' not found` }, 404);
+        }
+        delete state.models[name];
+        return new Response(null, { status: 200 });
       }
       case "POST /api/chat": {
         const model = typeof body?.model === "string" ? body.model : "";
@@ -272,6 +392,13 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
     port,
     requests,
     chats,
+    pulls,
+    get pullable() {
+      return state.pullable;
+    },
+    set pullable(p) {
+      state.pullable = p;
+    },
     get models() {
       return state.models;
     },
