@@ -1,7 +1,9 @@
 /**
- * `GET /api/models` (auth `session`) [MB-1, §13]: the public catalog profiles
- * — id, default flag, availability with a fixed reason, window, budget and
- * capabilities. Never the endpoint host/port or the provider options.
+ * `GET /api/models` (auth `session`) [MB-1, MB-10, §13, §22]: the public catalog
+ * profiles — id, default flag, state, availability with a fixed reason,
+ * window, input budget, capabilities, family, parameter size, quantization.
+ * Never the endpoint host/port, digests or the provider options.
+ * `POST /api/models/refresh` (CSRF) re-runs discovery and returns the catalog.
  * Each listing also pokes on-demand re-qualification (spaced by the broker).
  *
  * The model part of `/health` is `modelHealth(broker)`, passed to staticRoutes.
@@ -15,11 +17,15 @@ import type { HealthSource } from "./static_routes.ts";
 export const PublicModelSchema = z.object({
   id: z.string(),
   default: z.boolean(),
+  state: z.enum(["ready", "chat_only", "unsupported", "unavailable"]),
   available: z.boolean(),
   reason: z.string().optional(),
   window: z.number().int().nullable(),
   budget: z.number().int().nullable(),
   capabilities: z.array(z.string()),
+  family: z.string().nullable(),
+  parameter_size: z.string().nullable(),
+  quantization: z.string().nullable(),
 }).strict();
 
 export const ModelsResponse = z.object({ models: z.array(PublicModelSchema) }).strict();
@@ -32,6 +38,16 @@ export function modelRoutes(broker: ModelBroker): Route[] {
     auth: "session",
     handler: () => {
       broker.poke();
+      const body: ModelsResponse = { models: broker.publicProfiles() };
+      return json(body);
+    },
+  }, {
+    // [MB-10] discovery now (single-flight; forgets vanished entries), then the catalog.
+    method: "POST",
+    path: "/api/models/refresh",
+    auth: "csrf",
+    handler: async () => {
+      await broker.refresh();
       const body: ModelsResponse = { models: broker.publicProfiles() };
       return json(body);
     },

@@ -36,12 +36,13 @@ export async function waitForModel(url: string, timeoutMs = 15_000): Promise<voi
 }
 
 export async function startRunHarness(
-  opts: { home?: string; ollama?: FakeOllama; env?: Record<string, string> } = {},
+  opts: { home?: string; ollama?: FakeOllama; env?: Record<string, string>; args?: string[] } =
+    {},
 ) {
   const ollama = opts.ollama ?? await startFakeOllama();
   const server = await startTestServer({
     home: opts.home,
-    args: ["--ollama", ollama.url],
+    args: ["--ollama", ollama.url, ...(opts.args ?? [])],
     env: opts.env,
   });
   await waitForModel(server.url);

@@ -98,6 +98,8 @@ export interface FakeOllama {
   readonly requests: RecordedRequest[];
   readonly chats: RecordedChat[];
   readonly pulls: RecordedPull[];
+  /** The most `/api/show` requests that were in flight at once (with `showDelayMs`). */
+  readonly maxShowsInFlight: number;
   models: Record<string, FakeModel>;
   pullable: Record<string, FakePull>;
   version: string;
@@ -142,6 +144,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
   const requests: RecordedRequest[] = [];
   const chats: RecordedChat[] = [];
   const pulls: RecordedPull[] = [];
+  const stats = { showsInFlight: 0, maxShowsInFlight: 0 };
   const chatWaiters: Array<{ n: number; resolve: (c: RecordedChat) => void }> = [];
   const life = new AbortController();
   const maxRecorded = opts.maxRecorded ?? Infinity;
@@ -320,7 +323,13 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
         const name = body?.model ?? body?.name;
         const m = typeof name === "string" ? state.models[name] : undefined;
         if (!m) return jsonResponse({ error: `model '${name}' not found` }, 404);
-        if (m.showDelayMs) await sleep(m.showDelayMs, req.signal);
+        stats.showsInFlight++;
+        stats.maxShowsInFlight = Math.max(stats.maxShowsInFlight, stats.showsInFlight);
+        try {
+          if (m.showDelayMs) await sleep(m.showDelayMs, req.signal);
+        } finally {
+          stats.showsInFlight--;
+        }
         if (m.showRaw !== undefined) {
           return new Response(m.showRaw, {
             headers: { "content-type": "application/json; charset=utf-8" },
@@ -393,6 +402,9 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
     requests,
     chats,
     pulls,
+    get maxShowsInFlight() {
+      return stats.maxShowsInFlight;
+    },
     get pullable() {
       return state.pullable;
     },
