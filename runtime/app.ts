@@ -21,8 +21,10 @@ import type { Route } from "./http/router.ts";
 import { staticRoutes } from "./http/static_routes.ts";
 import { modelHealth, modelRoutes } from "./http/model_routes.ts";
 import { createBroker } from "./model/broker.ts";
+import { PullManager } from "./model/pulls.ts";
 import { type CatalogOptions, createCatalog } from "./model/catalog.ts";
 import type { ModelBroker } from "./model/types.ts";
+import { isSelectableModel } from "./http/model_routes.ts";
 import { type DatabaseSync, openDatabase } from "./store/sqlite.ts";
 import { createCommandPorts, runCommandDeps } from "./app_ports.ts";
 import { createCommandService } from "./commands/service.ts";
@@ -90,6 +92,12 @@ export function createApp(opts: AppOptions): App {
     catalog: createCatalog({ ...opts.catalog, ollamaUrl: opts.ollamaUrl }),
     log: opts.log,
   });
+  // Pulls and deletes on the operator's Ollama [MB-13]; success ⇒ discovery again.
+  const pulls = new PullManager({
+    addr: () => model.admin(),
+    rediscover: () => model.refresh(),
+    log: opts.log,
+  });
   const runs = createRunService({
     home: opts.home,
     agents,
@@ -103,9 +111,9 @@ export function createApp(opts: AppOptions): App {
   const runQueries = createRunQueries(runs);
   const routes: Route[] = [
     ...staticRoutes(modelHealth(model)),
-    ...modelRoutes(model),
+    ...modelRoutes(model, { pulls, modelInUse: (id) => runs.modelInUse(id) }),
     ...authRoutes(gateway),
-    ...agentRoutes({ agents }),
+    ...agentRoutes({ agents, models: { isKnown: (id) => isSelectableModel(model, id) } }),
     ...conversationRoutes({ conversations }),
     ...runRoutes({ runs, queries: runQueries }),
   ];
@@ -129,6 +137,7 @@ export function createApp(opts: AppOptions): App {
     routes: withSystemAgentAliases(routes),
     async close() {
       await runs.shutdown();
+      await pulls.close();
       await model.close();
       agentDbs.closeAll();
       registryDb.close();

@@ -17,6 +17,7 @@
  * (inspect.ts). Nothing here writes; an unavailable Agent's files are left
  * exactly as found, for the operator to repair or delete.
  */
+import { isModelName } from "../protocol/model_name.ts";
 import { createHash } from "node:crypto";
 import { AppError } from "../errors.ts";
 import { agentDataRel, agentRuntimeRel } from "../home.ts";
@@ -85,6 +86,9 @@ export function validateRegistryRow(raw: Record<string, unknown>): AgentRow | nu
     is_system,
     created_at,
     updated_at,
+    // Model settings [MB-12, MB-14]: anything unexpected reads as the defaults.
+    default_model_id: isModelName(raw.default_model_id) ? raw.default_model_id : null,
+    reasoning: raw.reasoning === 0 ? 0 : 1,
   };
 }
 

@@ -82,6 +82,10 @@ export interface AgentView {
   updated_at: string;
   /** Why the Agent is unavailable (null when it serves) [AG-5]. */
   unavailable_reason: UnavailableReason | null;
+  /** The Agent's default catalog model (null: the catalog default) [MB-14]. */
+  default_model_id: string | null;
+  /** Reasoning (`think`) for thinking models [MB-12]. */
+  reasoning: boolean;
 }
 
 /** An Agent start-up found broken [AG-5]. */
@@ -132,6 +136,8 @@ export function toAgentView(row: AgentRow): AgentView {
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
     unavailable_reason: null,
+    default_model_id: row.default_model_id ?? null,
+    reasoning: (row.reasoning ?? 1) === 1,
   };
 }
 
@@ -150,6 +156,8 @@ function invalidRowView(raw: Record<string, unknown>, id: string): AgentView {
     created_at: time(raw.created_at),
     updated_at: time(raw.updated_at),
     unavailable_reason: "registry_row_invalid",
+    default_model_id: null,
+    reasoning: true,
   };
 }
 
@@ -337,6 +345,17 @@ export function createAgentService(opts: AgentServiceOptions) {
       const row = requireRow(id);
       if (row.is_system === 1) throw new AppError("agent_protected");
       if (!reg.renameAgent(db, id, name, now())) throw new AppError("agent_busy");
+      return toAgentView(requireRow(id));
+    },
+
+    /**
+     * PATCH [MB-12, MB-14]: name and/or model settings in one write. The system
+     * Agent keeps its name but takes model settings. The caller validated the model id.
+     */
+    updateSettings(id: string, patch: reg.AgentSettingsPatch): AgentView {
+      const row = requireRow(id);
+      if (patch.name !== undefined && row.is_system === 1) throw new AppError("agent_protected");
+      if (!reg.updateAgentSettings(db, id, patch, now())) throw new AppError("agent_busy");
       return toAgentView(requireRow(id));
     },
 

@@ -24,6 +24,8 @@ export interface MachineState {
   openBlock: number | null;
   tools: number;
   openTool: string | null;
+  /** The latest call whose reasoning was committed (0: none) [MB-12]. */
+  reasoned: number;
 }
 
 export function initialState(): MachineState {
@@ -37,6 +39,7 @@ export function initialState(): MachineState {
     openBlock: null,
     tools: 0,
     openTool: null,
+    reasoned: 0,
   };
 }
 
@@ -95,6 +98,18 @@ export function step(s: MachineState, kind: EventKind, payload: Record<string, u
     case "assistant.block.completed":
       if (s.openBlock === null || payload.block !== s.openBlock) return bad("unpaired block");
       n.openBlock = null;
+      return { ok: true, state: n };
+    case "assistant.reasoning.delta":
+      // Live reasoning belongs to the open call [MB-12].
+      if (s.openCall === null || payload.call !== s.openCall) return bad("reasoning outside call");
+      return { ok: true, state: n };
+    case "assistant.reasoning.completed":
+      // Committed once per call, after its response closed, before the next call or tool.
+      if (s.openCall !== null || s.calls === 0 || payload.call !== s.calls) {
+        return bad("reasoning outside call");
+      }
+      if (s.reasoned >= s.calls) return bad("reasoning committed twice");
+      n.reasoned = s.calls;
       return { ok: true, state: n };
     case "tool.call.requested":
       if (s.openCall !== null || s.openTool !== null || s.openBlock !== null) {

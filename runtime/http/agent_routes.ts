@@ -21,6 +21,20 @@ export const AgentNameSchema = z.string().trim().min(1).max(AGENT_NAME_MAX_CHARS
 export const AgentNameBody = z.object({ name: AgentNameSchema }).strict();
 export type AgentNameBody = z.infer<typeof AgentNameBody>;
 
+/** PATCH /api/agents/<agent> [§22]: at least one of name, default_model_id, reasoning. */
+export const AgentPatchBody = z.object({
+  name: AgentNameSchema.optional(),
+  // Checked against the catalog by the handler (422 model_unknown), so any string ≤ 1 KiB here.
+  default_model_id: z.string().max(1024).nullable().optional(),
+  reasoning: z.boolean().optional(),
+}).strict().refine((b) => Object.keys(b).length > 0, "empty patch");
+export type AgentPatchBody = z.infer<typeof AgentPatchBody>;
+
+/** The catalog as the Agent routes see it: is this a model id an Agent may default to? */
+export interface ModelIdCheck {
+  isKnown(modelId: string): boolean;
+}
+
 /** The `:agent` path parameter; a malformed id is an unknown Agent (404). */
 export function agentParam(ctx: RouteContext<unknown>): string {
   const id = ctx.params.agent;
@@ -28,7 +42,7 @@ export function agentParam(ctx: RouteContext<unknown>): string {
   return id;
 }
 
-export function agentRoutes(deps: { agents: AgentService }): Route[] {
+export function agentRoutes(deps: { agents: AgentService; models?: ModelIdCheck }): Route[] {
   const { agents } = deps;
   return [
     {
@@ -55,9 +69,16 @@ export function agentRoutes(deps: { agents: AgentService }): Route[] {
       method: "PATCH",
       path: "/api/agents/:agent",
       auth: "csrf",
-      body: AgentNameBody,
-      handler: (ctx: RouteContext<AgentNameBody>) =>
-        json({ agent: agents.rename(agentParam(ctx), ctx.body.name) }),
+      body: AgentPatchBody,
+      handler: (ctx: RouteContext<AgentPatchBody>) => {
+        const id = agentParam(ctx);
+        const m = ctx.body.default_model_id;
+        // Unknown or malformed ⇒ 422 model_unknown before anything is written [MB-14].
+        if (typeof m === "string" && !(deps.models?.isKnown(m) ?? false)) {
+          throw new AppError("model_unknown");
+        }
+        return json({ agent: agents.updateSettings(id, ctx.body) });
+      },
     },
     {
       method: "DELETE",

@@ -11,6 +11,7 @@
  * SSE stream. The product logic lives in runtime/runs/.
  */
 import { z } from "zod";
+import { isModelName } from "../protocol/model_name.ts";
 import { AppError } from "../errors.ts";
 import { JSON_BODY_MAX_BYTES } from "../limits.ts";
 import { isValidId } from "../path_safety.ts";
@@ -25,7 +26,8 @@ export const SubmitRunBody = z.object({
   // message, ASCII or not); this caps only what a 16 KiB body could hold, so 8193 ASCII
   // bytes are never a 422.
   message: z.string().min(1).max(JSON_BODY_MAX_BYTES),
-  model_id: z.string().regex(/^[a-z0-9][a-z0-9._:-]{0,63}$/).optional(),
+  // Checked against the grammar and the catalog by the service (422 model_unknown) [MB-14].
+  model_id: z.string().max(1024).optional(),
   compact: z.boolean().optional(),
 }).strict();
 export type SubmitRunBody = z.infer<typeof SubmitRunBody>;
@@ -85,8 +87,8 @@ export function runRoutes(deps: { runs: RunService; queries: RunQueries }): Rout
       auth: "session",
       handler: async (ctx) => {
         const q = query(ctx.url, ["model_id"]);
-        if (q.model_id !== undefined && !/^[a-z0-9][a-z0-9._:-]{0,63}$/.test(q.model_id)) {
-          throw new AppError("schema_violation", "model_id");
+        if (q.model_id !== undefined && !isModelName(q.model_id)) {
+          throw new AppError("model_unknown", "model_id");
         }
         return json(
           await queries.preview(

@@ -145,7 +145,9 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
     recovery: 0 | 1,
   ): Promise<ChatOutcome | { kind: "overflow"; status: 400 | 413 }> {
     const body = enc.encode(
-      JSON.stringify(chatBody(entry, profile, req.phase, messages, req.tools, thinkOf(profile, req))),
+      JSON.stringify(
+        chatBody(entry, profile, req.phase, messages, req.tools, thinkOf(profile, req)),
+      ),
     );
     const digest = "sha256:" +
       createHash("sha256").update(REQUEST_DOMAIN).update(body).digest("hex");

@@ -14,23 +14,22 @@
  */
 import { createHash } from "node:crypto";
 import { UsageError } from "../usage_error.ts";
+import { isHostQualified, isModelName } from "../protocol/model_name.ts";
 import {
   CIRCUIT_OPEN_MS,
+  CLI_MODELS_MAX,
   DEFAULT_MODEL,
   DEFAULT_OLLAMA_URL,
+  MAX_WINDOW_MIN_TOKENS,
   MODEL_CALL_MS,
+  MODEL_DISCOVERY_INTERVAL_MS,
   MODEL_FIRST_FRAME_MS,
   MODEL_IDLE_MS,
   MODEL_KEEP_ALIVE_S,
   MODEL_QUALIFY_TIMEOUT_MS,
   MODEL_QUEUE_WAIT_MS,
   MODEL_REQUALIFY_MIN_INTERVAL_MS,
-  CLI_MODELS_MAX,
-  MAX_WINDOW_MIN_TOKENS,
-  MODEL_DISCOVERY_INTERVAL_MS,
   MODEL_SHOW_TIMEOUT_MS,
-  MODEL_NAME_MAX_BYTES,
-  MODEL_NAME_PATH_PARTS_MAX,
   RUN_WINDOW_MAX_TOKENS,
 } from "../limits.ts";
 
@@ -165,33 +164,7 @@ export class CatalogError extends UsageError {
   override name = "CatalogError";
 }
 
-const PART = /^[a-z0-9][a-z0-9._-]*$/;
-const TAG = /^[A-Za-z0-9._-]+$/;
-
-/**
- * The catalog model-name grammar [MB-10]: 1..3 `/`-separated path parts of
- * `[a-z0-9][a-z0-9._-]*`, an optional `:tag` of `[A-Za-z0-9._-]`, ≤ 256 bytes.
- */
-export function isModelName(name: unknown): name is string {
-  if (typeof name !== "string" || name.length === 0) return false;
-  if (new TextEncoder().encode(name).length > MODEL_NAME_MAX_BYTES) return false;
-  const colon = name.indexOf(":");
-  const path = colon < 0 ? name : name.slice(0, colon);
-  if (colon >= 0 && !TAG.test(name.slice(colon + 1))) return false;
-  const parts = path.split("/");
-  return parts.length <= MODEL_NAME_PATH_PARTS_MAX && parts.every((p) => PART.test(p));
-}
-
-/**
- * A name that names a registry host [MB-13]: its first of several path parts
- * carries a `.` or a `:port`. Such names are never pulled.
- */
-export function isHostQualified(name: string): boolean {
-  const slash = name.indexOf("/");
-  if (slash < 0) return false;
-  const first = name.slice(0, slash);
-  return first.includes(".") || first.includes(":") || first === "localhost";
-}
+export { isHostQualified, isModelName };
 
 /** Parses `--ollama URL` into an endpoint; throws CatalogError on anything but `http://host[:port][/]`. */
 export function parseOllamaUrl(raw: string): OllamaEndpoint {
@@ -261,7 +234,9 @@ export function createCatalog(opts: CatalogOptions = {}): ModelCatalog {
   }
   const defaultModel = opts.defaultModel ?? null;
   if (defaultModel !== null) {
-    if (!isModelName(defaultModel)) throw new CatalogError("invalid model name for --default-model");
+    if (!isModelName(defaultModel)) {
+      throw new CatalogError("invalid model name for --default-model");
+    }
     if (pinned !== null && !pinned.includes(defaultModel)) {
       throw new CatalogError("--default-model must be one of the --model names");
     }

@@ -30,12 +30,7 @@ import {
   type ShowResult,
   systemResolver,
 } from "./qualification.ts";
-import type {
-  CatalogState,
-  ModelStatus,
-  PublicModelProfile,
-  UnavailableReason,
-} from "./types.ts";
+import type { CatalogState, ModelStatus, PublicModelProfile, UnavailableReason } from "./types.ts";
 
 export interface EntryState {
   state: CatalogState;
@@ -169,10 +164,14 @@ export class ModelStates {
     const pinned = this.#catalog.config.pinned;
     const present = new Set(tags.names);
     const names = pinned ?? [...tags.names].sort();
-    const results = await mapLimit(names, MODEL_SHOW_CONCURRENCY, (name): Promise<ShowResult> =>
-      present.has(name)
-        ? showModel(this.#catalog.config, name, addr, version.version, timed(t.showMs))
-        : Promise.resolve({ kind: "unavailable", reason: "model_missing" }));
+    const results = await mapLimit(
+      names,
+      MODEL_SHOW_CONCURRENCY,
+      (name): Promise<ShowResult> =>
+        present.has(name)
+          ? showModel(this.#catalog.config, name, addr, version.version, timed(t.showMs))
+          : Promise.resolve({ kind: "unavailable", reason: "model_missing" }),
+    );
     const entries: CatalogEntry[] = [];
     const states = new Map<string, EntryState>();
     names.forEach((name, i) => {
@@ -215,7 +214,7 @@ export class ModelStates {
       }
     }
     for (const n of tags.names) this.#seen.add(n);
-    if (forget) for (const id of [...this.#seen]) if (!present.has(id)) this.#seen.delete(id);
+    if (forget) { for (const id of [...this.#seen]) if (!present.has(id)) this.#seen.delete(id); }
     const dflt = this.#defaultOf(entries, states);
     if (entries.length === 0) {
       // Nothing usable: the default name stays listed so the operator sees why (and can pull it).
@@ -223,7 +222,9 @@ export class ModelStates {
       entries.push(this.#catalog.get(dflt) ?? entryFor(this.#catalog.config, dflt, null));
       states.set(
         dflt,
-        unavailable(i >= 0 && results[i].kind === "unsupported" ? "capability_missing" : "model_missing"),
+        unavailable(
+          i >= 0 && results[i].kind === "unsupported" ? "capability_missing" : "model_missing",
+        ),
       );
     }
     this.#states.clear();

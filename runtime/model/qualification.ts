@@ -119,11 +119,22 @@ export async function probeVersion(
 export async function listTags(
   addr: PinnedAddress,
   signal: AbortSignal,
-): Promise<{ ok: true; names: string[]; skipped: number } | { ok: false; reason: UnavailableReason }> {
+): Promise<
+  { ok: true; names: string[]; skipped: number } | { ok: false; reason: UnavailableReason }
+> {
   try {
-    const t = await requestJson(addr, "GET", "/api/tags", undefined, signal, MODEL_TAGS_BODY_MAX_BYTES);
+    const t = await requestJson(
+      addr,
+      "GET",
+      "/api/tags",
+      undefined,
+      signal,
+      MODEL_TAGS_BODY_MAX_BYTES,
+    );
     if (t.status !== 200) return { ok: false, reason: "protocol_error" };
-    if (t.text === null) return { ok: false, reason: t.tooLarge ? "show_too_large" : "protocol_error" };
+    if (t.text === null) {
+      return { ok: false, reason: t.tooLarge ? "show_too_large" : "protocol_error" };
+    }
     const parsed = TagsSchema.safeParse(safeJson(t.text));
     if (!parsed.success) return { ok: false, reason: "protocol_error" };
     const names: string[] = [];
@@ -155,7 +166,14 @@ export async function showModel(
   signal: AbortSignal,
 ): Promise<ShowResult> {
   try {
-    const s = await requestJson(addr, "POST", "/api/show", { model: name }, signal, MODEL_SHOW_BODY_MAX_BYTES);
+    const s = await requestJson(
+      addr,
+      "POST",
+      "/api/show",
+      { model: name },
+      signal,
+      MODEL_SHOW_BODY_MAX_BYTES,
+    );
     if (s.status === 404) return { kind: "unavailable", reason: "model_missing" };
     if (s.status !== 200) return { kind: "unavailable", reason: "protocol_error" };
     if (s.text === null) {
@@ -180,7 +198,9 @@ export async function showModel(
       return { kind: "unavailable", reason: "protocol_error" };
     }
     const window = Math.min(native, config.maxWindow);
-    if (window < MODEL_WINDOW_MIN_TOKENS) return { kind: "unavailable", reason: "window_too_small" };
+    if (window < MODEL_WINDOW_MIN_TOKENS) {
+      return { kind: "unavailable", reason: "window_too_small" };
+    }
     const reserve = Math.min(OUTPUT_RESERVE_TOKENS, Math.floor(window / 4));
     const tools = caps.has("tools");
     return {

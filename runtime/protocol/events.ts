@@ -5,7 +5,8 @@
  * conversation_id, seq, kind, ts, payload}` with a strict payload schema per
  * kind; model request/response and transport-attempt events are content-free
  * (estimates, byte counts, digests, codes, timings); `assistant.block.delta`
- * is the only ephemeral kind (live SSE only, never journaled); stream control
+ * and `assistant.reasoning.delta` are the only ephemeral kinds (live SSE only,
+ * never journaled); stream control
  * events (`stream.gap`, `stream.snapshot`, `stream.error`) are produced by
  * the SSE endpoint and are never part of a journal.
  */
@@ -24,7 +25,7 @@ const Phase = z.enum(["plain", "tools"]);
 export const PAYLOADS = {
   "run.started": z.object({
     turn_id: IdSchema,
-    model_id: z.string().max(64),
+    model_id: z.string().max(256),
     plan_id: IdSchema,
     plan_digest: DigestSchema,
     toolset_digest: DigestSchema,
@@ -36,10 +37,12 @@ export const PAYLOADS = {
     window: Count,
     budget: Count,
     protocol_features: z.array(z.string().max(32)).max(8),
+    /** The model is `chat_only`: this Run has no tools [MB-10]. */
+    chat_only: z.literal(true).optional(),
   }).strict(),
   "model.request.started": z.object({
     call: CallNo,
-    model_id: z.string().max(64),
+    model_id: z.string().max(256),
     phase: Phase,
     recovery: z.union([z.literal(0), z.literal(1)]),
     token_estimate: Count,
@@ -82,6 +85,15 @@ export const PAYLOADS = {
     ttfb_ms: Ms.nullable(),
   }).strict(),
   "assistant.block.started": z.object({ block: CallNo }).strict(),
+  /** Reasoning of the open model call, live only [MB-12]. */
+  "assistant.reasoning.delta": z.object({ call: CallNo, text: z.string().max(32768) }).strict(),
+  /** A model call's reasoning, committed once: ≤ 32 KiB, `truncated` when cut [MB-12]. */
+  "assistant.reasoning.completed": z.object({
+    call: CallNo,
+    text: z.string().max(32768),
+    bytes: Count,
+    truncated: z.boolean(),
+  }).strict(),
   "assistant.block.delta": z.object({ block: CallNo, text: z.string().max(16384) }).strict(),
   "assistant.block.completed": z.object({
     block: CallNo,
@@ -154,7 +166,10 @@ export const PAYLOADS = {
 export type EventKind = keyof typeof PAYLOADS;
 export type Payload<K extends EventKind> = z.infer<(typeof PAYLOADS)[K]>;
 export const EVENT_KINDS = Object.keys(PAYLOADS) as EventKind[];
-export const EPHEMERAL_KINDS: ReadonlySet<EventKind> = new Set(["assistant.block.delta"]);
+export const EPHEMERAL_KINDS: ReadonlySet<EventKind> = new Set([
+  "assistant.block.delta",
+  "assistant.reasoning.delta",
+]);
 export const TERMINAL_KINDS: ReadonlySet<EventKind> = new Set([
   "run.completed",
   "run.failed",

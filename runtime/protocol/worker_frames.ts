@@ -10,6 +10,7 @@
  * NDJSON lines, envelope, line/byte counters) is `runtime/protocol/ipc.ts`.
  */
 import { z } from "zod";
+import { isModelName } from "./model_name.ts";
 import { isErrorCode } from "../errors.ts";
 import { IPC_PROTOCOL_VERSION } from "./ipc.ts";
 import {
@@ -58,7 +59,7 @@ export type ToolsetRef = z.infer<typeof ToolsetRefSchema>;
  */
 export const TurnRuntimeSnapshotSchema = z.object({
   run_id: IdSchema,
-  model_id: z.string().regex(/^[a-z0-9][a-z0-9._:-]{0,63}$/),
+  model_id: z.string().max(256).refine(isModelName), // the catalog grammar [MB-10]
   plan: RefSchema,
   toolset: ToolsetRefSchema,
   model_calls_max: z.number().int().min(1).max(WORKER_MODEL_CALLS_MAX),

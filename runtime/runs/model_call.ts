@@ -20,6 +20,12 @@ import {
   render,
 } from "../context/admission.ts";
 import type { ChatOutcome } from "../model/types.ts";
+import { REASONING_MARKER } from "../model/reasoning.ts";
+import { REASONING_RUN_COMMIT_MAX_BYTES } from "../limits.ts";
+
+/** What a Run keeps of a call's reasoning once its per-Run reasoning bound is spent. */
+export const REASONING_DROPPED_MARKER =
+  "[Reasoning not kept: this Run's 64 KiB reasoning limit was reached.]";
 import { usageFinished, usageStarted } from "../store/run_store.ts";
 import { JournalUnavailable } from "./run_recorder.ts";
 import type { TurnContext } from "./turn_context.ts";
@@ -177,6 +183,20 @@ export async function callModel(
           ctx.recorder.ephemeral("assistant.block.delta", { block: counter.calls, text: d.text });
         });
       },
+      reasoning: ctx.reasoning ?? true,
+      onReasoningDelta(d) {
+        // [MB-12] live only: never the answer, never the journal.
+        guard(
+          ctx,
+          inner,
+          onCallbackError,
+          () =>
+            ctx.recorder.ephemeral("assistant.reasoning.delta", {
+              call: counter.calls,
+              text: d.text,
+            }),
+        );
+      },
       recover() {
         // [MB-8] one smaller projection: the latest complete bundle and the current message.
         if (ctx.plan.history.length < 2) return null;
@@ -193,7 +213,49 @@ export async function callModel(
   } finally {
     ctx.signal.removeEventListener("abort", onAbort);
   }
+  if (outcome.kind === "completed" && outcome.reasoning.length > 0 && callbackCode === null) {
+    commitReasoning(ctx, counter.calls, outcome.reasoning, onCallbackError);
+  }
   return { outcome, blockOpen, callbackCode };
+}
+
+/** Reasoning bytes each Run committed so far (the per-Run bound) [MB-12]. */
+const reasoningCommitted = new WeakMap<TurnContext, number>();
+const enc = new TextEncoder();
+
+/**
+ * Commits a call's reasoning once, with the call's next durable write [MB-12].
+ * Past REASONING_RUN_COMMIT_MAX_BYTES per Run only REASONING_DROPPED_MARKER is
+ * kept, so reasoning never crowds the Run's journal bound.
+ */
+function commitReasoning(
+  ctx: TurnContext,
+  call: number,
+  text: string,
+  onError: (code: ErrorCode) => void,
+): void {
+  const bytes = enc.encode(text).length;
+  const so = reasoningCommitted.get(ctx) ?? 0;
+  const keep = so + bytes <= REASONING_RUN_COMMIT_MAX_BYTES;
+  reasoningCommitted.set(ctx, keep ? so + bytes : so);
+  const committed = keep ? text : REASONING_DROPPED_MARKER;
+  try {
+    ctx.recorder.durable(
+      "assistant.reasoning.completed",
+      {
+        call,
+        text: committed,
+        bytes,
+        truncated: !keep || text.endsWith(REASONING_MARKER),
+      },
+      undefined,
+      { defer: true },
+    );
+  } catch (err) {
+    if (err instanceof AppError) onError(err.code);
+    else if (err instanceof JournalUnavailable) onError("journal_unavailable");
+    else throw err;
+  }
 }
 
 /** Runs a journal write from a Broker observer; a failure records its code and aborts the call. */

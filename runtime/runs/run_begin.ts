@@ -32,6 +32,8 @@ export interface BeginRunInput {
   modelId: string;
   plan: ContextPlan;
   toolset: EffectiveToolSet;
+  /** The model has no tools: its Run gets none and `run.started` says so [MB-10]. */
+  chatOnly?: boolean;
   now: () => number;
 }
 
@@ -51,6 +53,7 @@ export function beginRun(x: BeginRunInput): { journal: RunJournal; staged: Stage
     window: x.plan.window,
     budget: x.plan.budget,
     protocol_features: PROTOCOL_FEATURES,
+    ...(x.chatOnly ? { chat_only: true as const } : {}),
   };
   const staged = journal.stage("run.started", startedPayload);
   const at = x.now();

@@ -47,6 +47,8 @@ export interface AdmittedRun {
   /** Absolute Run deadline (epoch ms). */
   deadline: number;
   approvals: ApprovalContext;
+  /** The Agent's reasoning setting [MB-12]. */
+  reasoning: boolean;
 }
 
 export async function executeRun(
@@ -94,6 +96,7 @@ export async function executeRun(
       abortReason: () => run.reason(),
       scope: x.scope,
       approvals: x.approvals,
+      reasoning: x.reasoning,
     });
     if (terminal.state === "failed" && terminal.code === "worker_crashed") {
       terminal = await crashTerminal(w.exited, terminal, CANCEL_GRACE_MS);

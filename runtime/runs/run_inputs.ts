@@ -13,6 +13,7 @@
  * interactive (`ask` tools wait for approval) and `exec/run` is denied while
  * this build has no runner dispatch [TL-7].
  */
+import { isModelName } from "../protocol/model_name.ts";
 import type { AgentService } from "../agents/service.ts";
 import {
   type ContextInputs,
@@ -77,9 +78,19 @@ export function createRunInputs(opts: RunInputsOptions) {
     return `${opts.home.root}/${agentDataRel(agentId)}/workspace`;
   }
 
-  function defaultModelId(): string {
+  /** The Agent's `default_model_id`, else the catalog default [MB-14]. */
+  function defaultModelId(agentId?: string): string {
+    if (agentId !== undefined) {
+      const own = opts.agents.requireUsable(agentId).default_model_id;
+      if (own) return own;
+    }
     const p = opts.broker.publicProfiles();
     return (p.find((x) => x.default) ?? p[0]).id;
+  }
+
+  /** The Agent's `reasoning` setting [MB-12] (default on). */
+  function reasoningOf(agentId: string): boolean {
+    return (opts.agents.requireUsable(agentId).reasoning ?? 1) === 1;
   }
 
   function toolsetFor(toolsCapable: boolean): EffectiveToolSet {
@@ -102,8 +113,10 @@ export function createRunInputs(opts: RunInputsOptions) {
     const db = stateDb(agentId);
     const conv = getConversation(db, conversationId);
     if (!conv) throw new AppError("conversation_not_found");
+    // Unknown or malformed ⇒ 422 model_unknown, nothing written [MB-14].
+    if (!isModelName(modelId)) throw new AppError("model_unknown");
     const prof = await opts.broker.profile(modelId);
-    if (!prof.ok) throw new AppError(prof.code);
+    if (!prof.ok) throw new AppError(prof.code === "model_not_found" ? "model_unknown" : prof.code);
     const instr = readInstructionFile(workspaceDir(agentId));
     if (!instr.ok) throw new AppError(instr.code, "instruction file refused");
     const toolset = toolsetFor(prof.profile.capabilities.tools);
@@ -122,7 +135,7 @@ export function createRunInputs(opts: RunInputsOptions) {
     return { history: h.bundles, omitted: h.omitted };
   }
 
-  return { stateDb, workspaceDir, defaultModelId, prepare, usageScope };
+  return { stateDb, workspaceDir, defaultModelId, reasoningOf, prepare, usageScope };
 }
 
 /**

@@ -97,6 +97,8 @@ export interface RunService {
   cancelAgentWork(agentId: string, reason: "upgrade" | "delete"): Promise<void>;
   /** Stops admission, cancels every Run and waits (bounded) for them to converge [OP-2]. */
   shutdown(): Promise<void>;
+  /** Whether an active Run uses this catalog model [MB-13]. */
+  modelInUse(modelId: string): boolean;
   /** [CV-6] Startup: converge every Run left running by a previous process. */
   recover(): void;
   /** Wakes the Run waiting on permission `id` (its row is already decided). */
@@ -125,7 +127,7 @@ export interface RunReadPort {
   ): { id: string; view: PreparationView } | null;
   prepare(agentId: string, conversationId: string, modelId: string): Promise<PreparedInputs>;
   usageScope: ReturnType<typeof createRunInputs>["usageScope"];
-  defaultModelId(): string;
+  defaultModelId(agentId?: string): string;
 }
 
 export function createRunService(opts: RunServiceOptions): RunService {
@@ -159,7 +161,9 @@ export function createRunService(opts: RunServiceOptions): RunService {
     broker: opts.broker,
     catalog,
   });
-  const { stateDb, workspaceDir, defaultModelId, prepare, usageScope } = inputs;
+  const { stateDb, workspaceDir, defaultModelId, reasoningOf, prepare, usageScope } = inputs;
+  /** The catalog model of every active Run (DELETE of a model in use is refused) [MB-13]. */
+  const modelsOfRuns = new Map<string, string>();
   const execution = {
     home: opts.home,
     broker: opts.broker,
@@ -187,7 +191,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
       throw err;
     }
     try {
-      const modelId = body.model_id ?? defaultModelId();
+      const modelId = body.model_id ?? defaultModelId(agentId);
       await op.enter("reading_inputs");
       const p = await prepare(agentId, conversationId, modelId);
       const runId = crypto.randomUUID();
@@ -225,6 +229,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
         modelId,
         plan,
         toolset: p.toolset,
+        chatOnly: p.profile.state === "chat_only",
         now,
       });
       rememberPlan(runId, plan);
@@ -246,6 +251,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
         snapshot: turnSnapshot(runId, modelId, plan, p.toolset, limits),
         scope: usageScope(modelId, p.toolset),
         deadline: at + limits.deadlineMs,
+        reasoning: reasoningOf(agentId),
         approvals: {
           approvals,
           agentId,
@@ -254,10 +260,14 @@ export function createRunService(opts: RunServiceOptions): RunService {
           receipts: new Map(),
         },
       };
+      modelsOfRuns.set(runId, modelId);
       active.start(
         { agentId, conversationId, runId },
         (run, runHooks) => executeRun(execution, run, runHooks, recorder, admitted),
-        () => admission.release(),
+        () => {
+          modelsOfRuns.delete(runId);
+          admission.release();
+        },
       );
       started = true;
       return { turn_id: turnId, run_id: runId };
@@ -294,6 +304,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
       if (reason === "delete") hub.dropAgent(agentId);
       else hub.dropRuns(mine);
     },
+    modelInUse: (modelId: string) => [...modelsOfRuns.values()].includes(modelId),
     async shutdown() {
       shuttingDown = true;
       await active.abortAll("shutdown", SHUTDOWN_GRACE_MS);

@@ -54,6 +54,8 @@ export interface TurnContext {
   scope: string;
   /** Approvals of `ask` tools [TL-2]; absent ⇒ the Run is non-interactive. */
   approvals?: ApprovalContext;
+  /** The Agent's reasoning setting [MB-12]. @default true */
+  reasoning?: boolean;
 }
 
 export function argsDigest(args: unknown): string {

@@ -34,6 +34,10 @@ export interface AgentRow {
   is_system: number;
   created_at: number;
   updated_at: number;
+  /** The Agent's default catalog model; null ⇒ the catalog default [MB-14]. */
+  default_model_id: string | null;
+  /** 1 ⇒ `think` on for thinking models [MB-12]. */
+  reasoning: number;
 }
 
 export interface AuditRow {
@@ -46,7 +50,8 @@ export interface AuditRow {
 }
 
 const COLUMNS =
-  "id, name, state, generation, pending_generation, is_system, created_at, updated_at";
+  "id, name, state, generation, pending_generation, is_system, created_at, updated_at, " +
+  "default_model_id, reasoning";
 
 export function getAgent(db: DatabaseSync, id: string): AgentRow | null {
   const row = db.prepare(`SELECT ${COLUMNS} FROM agents WHERE id = ?`).get(id);
@@ -180,6 +185,41 @@ export function renameAgent(db: DatabaseSync, id: string, name: string, now: num
     ).run(name, now, id);
     if (r.changes !== 1) return false;
     appendAudit(db, id, "renamed", now);
+    return true;
+  });
+}
+
+/** The fields PATCH /api/agents/<agent> may change. */
+export interface AgentSettingsPatch {
+  name?: string;
+  default_model_id?: string | null;
+  reasoning?: boolean;
+}
+
+/**
+ * Name and model settings in one statement (all or nothing) [MB-12, MB-14];
+ * never touches state or generation. A rename is audited.
+ */
+export function updateAgentSettings(
+  db: DatabaseSync,
+  id: string,
+  p: AgentSettingsPatch,
+  now: number,
+): boolean {
+  return transaction(db, () => {
+    const sets: string[] = ["updated_at = ?"];
+    const args: (string | number | null)[] = [now];
+    if (p.name !== undefined) (sets.push("name = ?"), args.push(p.name));
+    if (p.default_model_id !== undefined) {
+      sets.push("default_model_id = ?");
+      args.push(p.default_model_id);
+    }
+    if (p.reasoning !== undefined) (sets.push("reasoning = ?"), args.push(p.reasoning ? 1 : 0));
+    const r = db.prepare(
+      `UPDATE agents SET ${sets.join(", ")} WHERE id = ? AND state IN ('active','upgrading')`,
+    ).run(...args, id);
+    if (r.changes !== 1) return false;
+    if (p.name !== undefined) appendAudit(db, id, "renamed", now);
     return true;
   });
 }

@@ -36,8 +36,7 @@ export async function waitForModel(url: string, timeoutMs = 15_000): Promise<voi
 }
 
 export async function startRunHarness(
-  opts: { home?: string; ollama?: FakeOllama; env?: Record<string, string>; args?: string[] } =
-    {},
+  opts: { home?: string; ollama?: FakeOllama; env?: Record<string, string>; args?: string[] } = {},
 ) {
   const ollama = opts.ollama ?? await startFakeOllama();
   const server = await startTestServer({

@@ -26,13 +26,17 @@ import { FAST, memoryLogger } from "../helpers/model.ts";
 const fleet = () => structuredClone(FAKE_FLEET) as Record<string, FakeModel>;
 
 async function withFleet(
-  fn: (b: ModelBroker, o: FakeOllama) => Promise<void>,
+  fn: (b: ModelBroker, o: FakeOllama) => void | Promise<void>,
   cat: Omit<CatalogOptions, "ollamaUrl"> = {},
   models: Record<string, FakeModel> = fleet(),
 ): Promise<void> {
   const ollama = await startFakeOllama({ models });
   const broker = createBroker({
-    catalog: createCatalog({ ollamaUrl: ollama.url, ...cat, timeouts: { ...FAST, ...cat.timeouts } }),
+    catalog: createCatalog({
+      ollamaUrl: ollama.url,
+      ...cat,
+      timeouts: { ...FAST, ...cat.timeouts },
+    }),
     log: memoryLogger(),
     qualifyNow: false,
   });
@@ -64,7 +68,7 @@ const chat = (broker: ModelBroker, modelId: string, phase: "plain" | "tools" = "
   });
 
 Deno.test("the fleet is listed with its states, windows and budgets; the embedding model is hidden", async () => {
-  await withFleet(async (broker, ollama) => {
+  await withFleet((broker, ollama) => {
     const pub = broker.publicProfiles();
     assertEquals(brief(pub), [
       ["deepseek-r1:1.5b", "chat_only", 32768, 28672, false, null],
@@ -99,10 +103,10 @@ Deno.test("--model restricts and orders the catalog; missing and embedding-only 
     ]);
     const shows = ollama.requests.filter((r) => r.path === "/api/show").map((r) => r.body.model);
     assert(!shows.includes("missing:1b") && !shows.includes("qwen3.5:2b"), shows.join());
-    assertEquals((await broker.profile("qwen3.5:2b")), { ok: false, code: "model_not_found" });
+    assertEquals(await broker.profile("qwen3.5:2b"), { ok: false, code: "model_not_found" });
     assertEquals((await chat(broker, "missing:1b")).kind, "failed");
   }, { models: ["gemma3:1b", "nomic-embed-text:latest", "missing:1b", "llama3.2:3b"] });
-  await withFleet(async (broker) => {
+  await withFleet((broker) => {
     assertEquals(broker.publicProfiles().filter((m) => m.default).map((m) => m.id), ["gemma3:1b"]);
   }, { models: ["llama3.2:3b", "gemma3:1b"], defaultModel: "gemma3:1b" });
 });
@@ -119,11 +123,14 @@ Deno.test("--max-window caps every window and the reserve follows it; it must be
     await chat(broker, "llama3.2:3b");
     assertEquals(ollama.chats[0].body.options, { seed: 0, num_ctx: 16384, num_predict: 4096 });
   }, { maxWindow: 16384 });
-  await withFleet(async (broker) => {
+  await withFleet((broker) => {
     assertEquals(broker.publicProfiles().find((m) => m.id === "gemma3:1b")!.window, 4096);
   }, { maxWindow: 4096 });
   assertThrows(() => createCatalog({ maxWindow: 4095 }), (e) => assert(e instanceof CatalogError));
-  assertThrows(() => createCatalog({ maxWindow: 4096.5 }), (e) => assert(e instanceof CatalogError));
+  assertThrows(
+    () => createCatalog({ maxWindow: 4096.5 }),
+    (e) => assert(e instanceof CatalogError),
+  );
 });
 
 Deno.test("each family gets its profile: Qwen 3.x the fixed sampling, others only num_ctx/num_predict/seed; tools phase temperature 0", async () => {
@@ -156,7 +163,7 @@ Deno.test("each family gets its profile: Qwen 3.x the fixed sampling, others onl
     assertEquals([q.think, "think" in g, d.think, "think" in l], [true, false, true, false]);
     assertEquals(l.tools.length, 1);
     // A chat_only model is refused the tools phase before any request.
-    assertEquals((await chat(broker, "gemma3:1b", "tools")), {
+    assertEquals(await chat(broker, "gemma3:1b", "tools"), {
       kind: "failed",
       code: "model_capability_missing",
       retryable: false,
@@ -179,34 +186,50 @@ Deno.test("a slow, a huge and a malformed /api/show refuse that one model only; 
   models["huge:1b"] = { ...FAKE_FLEET["llama3.2:3b"], showRaw: pad(MODEL_SHOW_BODY_MAX_BYTES + 1) };
   models["exact:1b"] = { ...FAKE_FLEET["llama3.2:3b"], showRaw: pad(MODEL_SHOW_BODY_MAX_BYTES) };
   models["bad:1b"] = { ...FAKE_FLEET["llama3.2:3b"], showRaw: "{not json" };
-  await withFleet(async (broker) => {
-    const by = Object.fromEntries(broker.publicProfiles().map((m) => [m.id, m]));
-    assertEquals(by["slow:1b"].reason, "show_timeout");
-    assertEquals(by["huge:1b"].reason, "show_too_large");
-    assertEquals(by["bad:1b"].reason, "protocol_error");
-    assertEquals([by["exact:1b"].state, by["exact:1b"].window], ["ready", 8192]);
-    assertEquals(by["qwen3.5:2b"].state, "ready");
-    assertEquals(by["llama3.2:3b"].state, "ready");
-  }, { timeouts: { showMs: 1500 } }, models);
+  await withFleet(
+    (broker) => {
+      const by = Object.fromEntries(broker.publicProfiles().map((m) => [m.id, m]));
+      assertEquals(by["slow:1b"].reason, "show_timeout");
+      assertEquals(by["huge:1b"].reason, "show_too_large");
+      assertEquals(by["bad:1b"].reason, "protocol_error");
+      assertEquals([by["exact:1b"].state, by["exact:1b"].window], ["ready", 8192]);
+      assertEquals(by["qwen3.5:2b"].state, "ready");
+      assertEquals(by["llama3.2:3b"].state, "ready");
+    },
+    { timeouts: { showMs: 1500 } },
+    models,
+  );
 });
 
 Deno.test("at most 4 /api/show requests are in flight at once", async () => {
   const models: Record<string, FakeModel> = {};
-  for (let i = 0; i < 10; i++) models[`m${i}:1b`] = { ...FAKE_FLEET["gemma3:1b"], showDelayMs: 300 };
-  await withFleet(async (broker, ollama) => {
-    assertEquals(broker.publicProfiles().length, 10);
-    assertEquals(ollama.maxShowsInFlight, 4);
-  }, {}, models);
+  for (let i = 0; i < 10; i++) {
+    models[`m${i}:1b`] = { ...FAKE_FLEET["gemma3:1b"], showDelayMs: 300 };
+  }
+  await withFleet(
+    (broker, ollama) => {
+      assertEquals(broker.publicProfiles().length, 10);
+      assertEquals(ollama.maxShowsInFlight, 4);
+    },
+    {},
+    models,
+  );
 });
 
 Deno.test("at most 256 models are read from /api/tags: 256 are all listed, the 257th is not", async () => {
   for (const n of [MODEL_TAGS_MAX, MODEL_TAGS_MAX + 1]) {
     const models: Record<string, FakeModel> = {};
-    for (let i = 0; i < n; i++) models[`m${String(i).padStart(3, "0")}:1b`] = FAKE_FLEET["gemma3:1b"];
-    await withFleet(async (broker, ollama) => {
-      assertEquals(broker.publicProfiles().length, MODEL_TAGS_MAX);
-      assertEquals(ollama.requests.filter((r) => r.path === "/api/show").length, MODEL_TAGS_MAX);
-    }, {}, models);
+    for (let i = 0; i < n; i++) {
+      models[`m${String(i).padStart(3, "0")}:1b`] = FAKE_FLEET["gemma3:1b"];
+    }
+    await withFleet(
+      (broker, ollama) => {
+        assertEquals(broker.publicProfiles().length, MODEL_TAGS_MAX);
+        assertEquals(ollama.requests.filter((r) => r.path === "/api/show").length, MODEL_TAGS_MAX);
+      },
+      {},
+      models,
+    );
   }
 });
 
@@ -251,6 +274,12 @@ Deno.test("the catalog name grammar: ≤ 3 lower-case path parts, an optional ta
   assert(!isHostQualified("qwen3.5:2b"));
   assertThrows(() => createCatalog({ models: Array.from({ length: 33 }, (_, i) => `m${i}`) }));
   createCatalog({ models: Array.from({ length: 32 }, (_, i) => `m${i}`) });
-  assertThrows(() => createCatalog({ models: ["a", "a"] }), (e) => assert(e instanceof CatalogError));
-  assertThrows(() => createCatalog({ models: ["a"], defaultModel: "b" }), (e) => assert(e instanceof CatalogError));
+  assertThrows(
+    () => createCatalog({ models: ["a", "a"] }),
+    (e) => assert(e instanceof CatalogError),
+  );
+  assertThrows(
+    () => createCatalog({ models: ["a"], defaultModel: "b" }),
+    (e) => assert(e instanceof CatalogError),
+  );
 });

@@ -72,7 +72,12 @@ export const FAKE_PULLABLE: Readonly<Record<string, FakePull>> = Object.freeze({
     stepDelayMs: 150,
   },
   "mistral:7b": {
-    model: { arch: "llama", family: "llama", contextLength: 32768, capabilities: ["completion", "tools"] },
+    model: {
+      arch: "llama",
+      family: "llama",
+      contextLength: 32768,
+      capabilities: ["completion", "tools"],
+    },
     steps: 200,
     stepDelayMs: 250,
   },

@@ -188,7 +188,12 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
           yield { error: p.errorMessage ?? "pull model manifest: file does not exist" };
           return;
         }
-        yield { status: `pulling ${digest.slice(7, 19)}`, digest, total, completed: Math.round(total * i / steps) };
+        yield {
+          status: `pulling ${digest.slice(7, 19)}`,
+          digest,
+          total,
+          completed: Math.round(total * i / steps),
+        };
       }
       yield { status: "verifying sha256 digest" };
       yield { status: "writing manifest" };
