@@ -35,9 +35,9 @@ export interface AgentRow {
   created_at: number;
   updated_at: number;
   /** The Agent's default catalog model; null ⇒ the catalog default [MB-14]. */
-  default_model_id: string | null;
+  default_model_id?: string | null;
   /** 1 ⇒ `think` on for thinking models [MB-12]. */
-  reasoning: number;
+  reasoning?: number;
 }
 
 export interface AuditRow {

@@ -244,7 +244,7 @@ Deno.test("deleting an Agent cancels its active Run first", async () => {
 });
 
 Deno.test("a first call over the model's input budget is refused with 413 model_context_limit", async () => {
-  // window 8192 - output reserve 4096 = 4096-token input budget.
+  // window 8192 - output reserve 2048 (window / 4) = 6144-token input budget [MB-10].
   const ollama = await startFakeOllama({
     models: {
       "qwen3.5:2b": { arch: "qwen35", contextLength: 8192, capabilities: ["completion", "tools"] },
@@ -253,14 +253,14 @@ Deno.test("a first call over the model's input budget is refused with 413 model_
   const h = await startRunHarness({ ollama });
   try {
     const conv = await newConversation(h);
-    const big = await submit(h, conv, "m".repeat(4000));
+    const big = await submit(h, conv, "m".repeat(6500));
     assertEquals([big.status, codeOf(big)], [413, "model_context_limit"]);
     assertEquals(ollama.chats.length, 0);
     const detail = await h.api("GET", `/api/agents/${h.agent}/sessions/${conv}`);
     assertEquals(detail.body.turns, [], "a refused submission creates no Turn");
     const p = await h.api("GET", `/api/agents/${h.agent}/sessions/${conv}/context-preview`);
-    assertEquals([p.body.available, p.body.window, p.body.budget], [true, 8192, 4096]);
-    assert(p.body.safe_user_tokens < 4000, "the preview shows the message would not fit");
+    assertEquals([p.body.available, p.body.window, p.body.budget], [true, 8192, 6144]);
+    assert(p.body.safe_user_tokens < 6500, "the preview shows the message would not fit");
   } finally {
     await h.close();
     await ollama.close();

@@ -4,6 +4,7 @@
  * heads, malformed status lines, EOF inside a body, and abort closing the
  * socket. Real loopback sockets, no mocks.
  */
+import { ReasoningBuffer } from "../../runtime/model/reasoning.ts";
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { httpRequest, TransportError } from "../../runtime/model/http_client.ts";
 import { runAttempt } from "../../runtime/model/attempt.ts";
@@ -211,6 +212,8 @@ Deno.test("a connect that never completes ends with the first-frame timeout, not
       phase: "plain",
       signal: new AbortController().signal,
       answer: new AnswerBuffer({ guard: true }),
+      reasoning: new ReasoningBuffer(),
+      reasoningOn: false,
       firstFrameMs: 150,
       idleMs: 150,
       callEnd: now() + 60_000,
