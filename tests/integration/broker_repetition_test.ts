@@ -33,7 +33,7 @@ Deno.test("an endlessly repeating plain answer completes as repetition_truncated
     const fin = rec.events.at(-1)!.e as any;
     assertEquals([fin.outcome, fin.errorCode], ["repetition_truncated", null]);
     assertEquals((rec.events[2].e as any).outcome, "repetition_closed");
-  });
+  }, { timeouts: { firstFrameMs: 10_000, idleMs: 10_000 } }); // no timer under load
 });
 
 Deno.test("the repetition cut never retracts text already streamed to the caller", async () => {
