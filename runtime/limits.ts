@@ -95,6 +95,8 @@ export const PROVIDER_STREAM_MAX_BYTES = 1 * MiB; // [MB-6]
 export const PROVIDER_STREAM_MAX_FRAMES = 4096;
 export const CONTENT_IPC_FRAMES_MAX = 128;
 export const ANSWER_COMMIT_MAX_BYTES = 12 * KiB;
+/** Visible text a stopped/failed Turn keeps (migration 0004 checks the same bound). */
+export const PARTIAL_TEXT_MAX_BYTES = 12 * KiB; // [#18, CV-5]
 export const REPETITION_WINDOW_CODEPOINTS = 2048; // [MB-7]
 export const REPETITION_CYCLE_MIN_BYTES = 32;
 export const REPETITION_CYCLE_MAX_BYTES = 512;

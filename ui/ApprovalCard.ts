@@ -5,32 +5,12 @@
  */
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
+import { DiffText } from "./DiffText.ts";
 import type { PendingPermission } from "./lib/types.ts";
 
 export interface ApprovalCardProps {
   permission: PendingPermission;
   onDecide(id: string, decision: "approve" | "deny"): Promise<void>;
-}
-
-/** Unified-diff text with added/removed lines tinted; plain text otherwise. */
-function DiffText({ text }: { text: string }) {
-  const isDiff = /^(---|\+\+\+|@@)/m.test(text);
-  if (!isDiff) return html`<pre class="approval-preview">${text}</pre>`;
-  return html`<pre class="approval-diff">${
-    text.split("\n").map((l) =>
-      html`<span class=${
-        l.startsWith("+++") || l.startsWith("---")
-          ? "diff-file"
-          : l.startsWith("@@")
-          ? "diff-hunk"
-          : l.startsWith("+")
-          ? "diff-add"
-          : l.startsWith("-")
-          ? "diff-del"
-          : ""
-      }>${l}</span>`
-    )
-  }</pre>`;
 }
 
 export function ApprovalCard({ permission, onDecide }: ApprovalCardProps) {

@@ -11,7 +11,7 @@ import { isNearBottom } from "./lib/format.ts";
 import { describeError } from "./lib/messages.ts";
 import type { RunView } from "./lib/run_store.ts";
 import type { MarkdownRenderer } from "./lib/sanitize.ts";
-import type { Turn } from "./lib/types.ts";
+import type { EventEnvelope, Turn } from "./lib/types.ts";
 
 export interface ChatViewProps {
   conversationId: string;
@@ -25,6 +25,8 @@ export interface ChatViewProps {
   /** Every Run view held, by run id (a new Map whenever a live Run changed: autoscroll). */
   runs: ReadonlyMap<string, RunView>;
   renderer: MarkdownRenderer;
+  /** Replayed journals of ended Runs, by run id (tool cards and blocks after a reload). */
+  records: ReadonlyMap<string, readonly EventEnvelope[]>;
   /** Runs with a pending tool approval. */
   awaitingRuns: ReadonlySet<string>;
   onLoadOlder(): void;
@@ -108,6 +110,7 @@ export function ChatView(p: ChatViewProps) {
           ${p.turns.map((t) =>
             html`
               <${TurnView} key=${t.id} turn=${t} run=${t.runId ? p.runs.get(t.runId) : undefined}
+                record=${t.runId ? p.records.get(t.runId) : undefined}
                 renderer=${p.renderer} awaitingApproval=${t.runId !== null &&
                   p.awaitingRuns.has(t.runId)}
                 onStop=${p.onStop} onReconnect=${p.onReconnect} onRetry=${p.onRetry}

@@ -12,7 +12,7 @@ import { EmptyMain } from "./EmptyMain.ts";
 import type { ConversationState } from "./lib/use_conversation.ts";
 import type { RunView } from "./lib/run_store.ts";
 import type { MarkdownRenderer } from "./lib/sanitize.ts";
-import type { PendingPermission } from "./lib/types.ts";
+import type { EventEnvelope, PendingPermission } from "./lib/types.ts";
 
 export interface MainPaneProps {
   agentId: string | null;
@@ -22,6 +22,8 @@ export interface MainPaneProps {
   approvals: PendingPermission[];
   /** Every Run view held, by run id (a new Map whenever a live Run changed). */
   runs: ReadonlyMap<string, RunView>;
+  /** Replayed journals of ended Runs, by run id. */
+  records: ReadonlyMap<string, readonly EventEnvelope[]>;
   renderer: MarkdownRenderer;
   composer: Omit<ComposerProps, "focusKey" | "projection">;
   onCreateConversation(): void;
@@ -48,7 +50,7 @@ export function MainPane(p: MainPaneProps) {
     <${ChatView} conversationId=${p.convId} turns=${p.conversation.turns}
       loaded=${p.conversation.loaded} loadError=${p.conversation.loadError}
       hasOlder=${p.conversation.hasOlder} loadingOlder=${p.conversation.loadingOlder}
-      runs=${p.runs} renderer=${p.renderer} awaitingRuns=${awaiting}
+      runs=${p.runs} records=${p.records} renderer=${p.renderer} awaitingRuns=${awaiting}
       onLoadOlder=${p.conversation.loadOlder} onStop=${p.onStop} onReconnect=${p.onReconnect}
       onRetry=${p.onRetry} onDetails=${p.onDetails} />
     <${ApprovalList} permissions=${p.approvals} onDecide=${p.onDecide} />

@@ -1,22 +1,31 @@
 /**
- * One Turn of the chat [UI-2]: the user's text (as text), then the assistant
- * side by state — live deltas as plain text with a visible Stop while running,
- * sanitized Markdown once completed, or a safe terminal summary (code, stage,
- * duration) with "Retry" that only refills the draft.
+ * One Turn of the chat [UI-2, UI-10, #18]: the user's text (as text), then the
+ * answer as the operator saw it — every text block in order with a tool card
+ * where each call happened (live from the Run's stream, after a reload from
+ * its journal), streaming blocks as Markdown with a visible Stop. A completed
+ * Turn's last block is its committed answer; a stopped or failed Turn keeps
+ * the text it had shown, with a quiet "Stopped" for the operator's own Stop
+ * or the safe terminal summary (code, stage, duration) for anything else.
+ * "Retry" only refills the draft.
  */
 import { html } from "htm/preact";
+import { useMemo } from "preact/hooks";
 import { Icon } from "./Icon.ts";
-import { MarkdownView } from "./MarkdownView.ts";
+import { LiveMarkdown, MarkdownView } from "./MarkdownView.ts";
+import { ToolCard } from "./ToolCard.ts";
+import { type AnswerSegment, answerSegments } from "./lib/answer_blocks.ts";
 import { fmtDuration, turnDuration } from "./lib/format.ts";
 import { describeError, hasDescription } from "./lib/messages.ts";
 import { progressLabel, turnProgress } from "./lib/progress.ts";
 import type { RunView } from "./lib/run_store.ts";
 import type { MarkdownRenderer } from "./lib/sanitize.ts";
-import type { Turn } from "./lib/types.ts";
+import type { EventEnvelope, Turn } from "./lib/types.ts";
 
 export interface TurnViewProps {
   turn: Turn;
   run: RunView | undefined;
+  /** The Run's replayed journal (ended Turns not watched live in this page). */
+  record: readonly EventEnvelope[] | undefined;
   renderer: MarkdownRenderer;
   /** A tool approval of this Turn's Run is pending. */
   awaitingApproval: boolean;
@@ -39,12 +48,38 @@ function statusText(live: string, awaiting: boolean, lost: boolean): string {
   return live ? "Streaming…" : "Thinking…";
 }
 
-export function TurnView(
-  { turn, run, renderer, awaitingApproval, onStop, onReconnect, onRetry, onDetails }: TurnViewProps,
-) {
+/** The segments to show for this Turn's state (see lib/answer_blocks.ts for the history mapping). */
+function segmentsFor(turn: Turn, run: RunView | undefined, record?: readonly EventEnvelope[]) {
+  const events = run && run.events.length > 0 ? run.events : record ?? [];
+  const segs = answerSegments(events, run?.liveBlocks);
+  if (turn.state === "running") return segs;
+  // An unfinished block of an ended Turn is shown from the Turn's kept partial text instead.
+  const ended = segs.filter((s) => s.kind !== "text" || !s.live);
+  if (turn.state !== "completed") return ended;
+  // The committed answer is the last block; it is shown from the Turn itself.
+  const last = ended.at(-1);
+  if (last?.kind === "text") ended.pop();
+  return ended;
+}
+
+export function TurnView(p: TurnViewProps) {
+  const { turn, run, renderer } = p;
   const running = turn.state === "running";
   const live = run?.liveText ?? "";
   const progress = run ? progressLabel(turnProgress(run.events)) : null;
+  const segments: AnswerSegment[] = useMemo(() => segmentsFor(turn, run, p.record), [
+    turn,
+    run,
+    p.record,
+  ]);
+  const stopped = turn.state === "cancelled" && !turn.retryable;
+  const retry = html`
+    <button type="button" class=${stopped ? "link-btn" : "btn btn-sm"} data-testid="retry"
+      onClick=${() => p.onRetry(turn.userMessage)}
+      aria-label="Retry: put this message back in the composer">
+      ${!stopped && html`<${Icon} name="retry" />`} Retry
+    </button>
+  `;
   return html`
     <article class="turn" data-testid="turn" data-state=${turn.state} data-turn-id=${turn.id}>
       <div class="msg msg-user">
@@ -55,25 +90,39 @@ export function TurnView(
           <${Icon} name="bot" />
         </div>
         <div class="msg-main">
-          ${running && html`
-            <div class=${`live ${
-              live ? "" : "live-empty"
-            }`} data-testid="live-text" aria-live="polite">${live}<span
+          ${segments.map((s) =>
+            s.kind === "tool"
+              ? html`<${ToolCard} key=${`t:${s.card.callId}`} card=${s.card} />`
+              : s.live
+              ? html`
+                <div key=${`b:${s.block}`} class="live" data-testid="live-text" aria-live="polite">
+                  <${LiveMarkdown} source=${s.text} renderer=${renderer} />
+                </div>
+              `
+              : html`
+                <${MarkdownView} key=${`b:${s.block}`} source=${s.text} renderer=${renderer}
+                  testId="assistant-block" />
+              `
+          )}
+          ${running && !segments.some((s) => s.kind === "text" && s.live) && html`
+            <div class="live live-empty" data-testid="live-text" aria-live="polite"><span
               class="caret" aria-hidden="true"></span></div>
+          `}
+          ${running && html`
             <div class="turn-status">
               <span class="status-dot running" aria-hidden="true"></span>
-              <span>${statusText(live, awaitingApproval, run?.connection === "lost")}</span>
+              <span>${statusText(live, p.awaitingApproval, run?.connection === "lost")}</span>
               ${progress &&
                 html`<span class="turn-progress muted" data-testid="turn-progress">${progress}</span>`}
               ${turn.runId && run?.connection === "lost" && html`
                 <button type="button" class="btn btn-sm" data-testid="reconnect"
-                  aria-label="Reconnect to this run" onClick=${() => onReconnect(turn.runId!)}>
+                  aria-label="Reconnect to this run" onClick=${() => p.onReconnect(turn.runId!)}>
                   Reconnect
                 </button>
               `}
               ${turn.runId && html`
                 <button type="button" class="btn btn-sm btn-danger-soft" data-testid="stop-run"
-                  aria-label="Stop this run" onClick=${() => onStop(turn.runId!)}>
+                  aria-label="Stop this run" onClick=${() => p.onStop(turn.runId!)}>
                   <${Icon} name="stop" /> Stop
                 </button>
               `}
@@ -82,7 +131,18 @@ export function TurnView(
           ${turn.state === "completed" && html`
             <${MarkdownView} source=${turn.assistantMessage ?? ""} renderer=${renderer} />
           `}
-          ${!running && turn.state !== "completed" && html`
+          ${!running && turn.state !== "completed" && turn.partialText && html`
+            <${MarkdownView} source=${turn.partialText} renderer=${renderer} testId="partial-text"
+              class="partial" />
+          `}
+          ${stopped && html`
+            <div class="turn-stopped" data-testid="turn-stopped" role="status">
+              <${Icon} name="stop" /> <span>Stopped</span>
+              ${turnDuration(turn) !== null &&
+                html`<span class="muted">after ${fmtDuration(turnDuration(turn))}</span>`} ${retry}
+            </div>
+          `}
+          ${!running && !stopped && turn.state !== "completed" && html`
             <div class=${`terminal terminal-${turn.state}`} data-testid="turn-terminal" role="status">
               <div class="terminal-head">
                 <${Icon} name="warn" />
@@ -99,18 +159,12 @@ export function TurnView(
                   html`<span>${fmtDuration(turnDuration(turn))}</span>`}
                 ${turn.retryable && html`<span>retryable</span>`}
               </div>
-              <button type="button" class="btn btn-sm" data-testid="retry"
-                onClick=${() =>
-                  onRetry(
-                    turn.userMessage,
-                  )} aria-label="Retry: put this message back in the composer">
-                <${Icon} name="retry" /> Retry
-              </button>
+              ${retry}
             </div>
           `}
           ${turn.runId && !running && html`
             <div class="turn-foot">
-              <button type="button" class="link-btn" onClick=${() => onDetails(turn.runId!)}
+              <button type="button" class="link-btn" onClick=${() => p.onDetails(turn.runId!)}
                 aria-label="Show run details">Run details</button>
               ${turnDuration(turn) !== null && turn.state === "completed" &&
                 html`<span class="muted">${fmtDuration(turnDuration(turn))}</span>`}

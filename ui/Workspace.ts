@@ -31,6 +31,7 @@ import { useComposerPrefs } from "./lib/use_composer_prefs.ts";
 import { useConversation } from "./lib/use_conversation.ts";
 import { useModelState } from "./lib/use_model_state.ts";
 import { useNavigation } from "./lib/use_navigation.ts";
+import { useRunRecords } from "./lib/use_run_records.ts";
 import { useRunStore } from "./lib/use_run_store.ts";
 
 export interface WorkspaceProps {
@@ -85,6 +86,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     () => new Set(conversation.turns.map((t) => t.runId).filter((r) => r !== null)),
     [conversation.turns],
   );
+  const records = useRunRecords(api, agentId, conversation.turns, runViews);
   // Approvals belong to the Conversation whose Turn ran the asking Run.
   const approvals = useApprovals(api, agentId, convId, runViews, turnRuns, fail);
 
@@ -285,6 +287,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
         `}
         <${MainPane} agentId=${agentId} agentName=${agent?.name ?? null} convId=${convId}
           conversation=${conversation} approvals=${approvals.forConversation} runs=${runViews}
+          records=${records}
           renderer=${renderer} onCreateConversation=${createConversation}
           onDecide=${approvals.decide}
           onStop=${stop} onReconnect=${(runId: string) =>

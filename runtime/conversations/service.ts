@@ -44,6 +44,8 @@ export interface TurnView {
   run_id: string | null;
   created_at: string;
   finished_at: string | null;
+  /** What a failed/cancelled Turn had shown when it ended; never model history [CV-5]. */
+  partial_text: string | null;
   /** Safe terminal summary of a failed/cancelled/interrupted Turn. */
   terminal:
     | { code: string | null; stage: string | null; retryable: boolean; duration_ms: number }
@@ -98,6 +100,7 @@ export function toTurnView(row: TurnRow): TurnView {
     run_id: row.run_id,
     created_at: iso(row.created_at),
     finished_at: row.finished_at === null ? null : iso(row.finished_at),
+    partial_text: row.state === "failed" || row.state === "cancelled" ? row.partial_text : null,
     terminal,
   };
 }

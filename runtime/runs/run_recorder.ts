@@ -8,7 +8,9 @@
  *   ephemeral deltas go to the live record only [EV-2];
  * - the completed assistant block, the Run terminal event, the Run row, the
  *   Turn terminal, the usage leftovers (→ incomplete) and expired approvals are
- *   written in ONE transaction [CV-5];
+ *   written in ONE transaction [CV-5]; a failed or cancelled Turn keeps, in
+ *   that same transaction, the visible text of the answer block still open
+ *   (≤ PARTIAL_TEXT_MAX_BYTES, cut on a code point) — shown, never history;
  * - if the journal cannot be appended [EV-5], the live stream ends with
  *   `journal_unavailable`, and — if the database still takes a write — the Turn
  *   is failed and the partial events are pruned to a tombstone atomically,
@@ -29,7 +31,7 @@ import {
   writeStaged,
 } from "../events/journal.ts";
 import type { LiveRecord } from "../events/live_hub.ts";
-import { JOURNAL_RUNS_RETAINED } from "../limits.ts";
+import { JOURNAL_RUNS_RETAINED, PARTIAL_TEXT_MAX_BYTES } from "../limits.ts";
 import type { Logger } from "../log.ts";
 import { canonicalJson, domainDigest, utf8Bytes } from "../protocol/digest.ts";
 import type { EventKind, Payload } from "../protocol/events.ts";
@@ -95,6 +97,9 @@ export class RunRecorder {
   /** Writes that must commit with their deferred event (e.g. the usage row) [MB-9]. */
   #deferredExtras: (() => void)[] = [];
   #faultFired = false;
+  /** Visible text of the answer block still open (deltas since its start), bounded. */
+  #openText = "";
+  #openBytes = 0;
 
   constructor(private readonly o: RecorderOptions) {}
 
@@ -124,6 +129,10 @@ export class RunRecorder {
   ): void {
     if (this.#finished || this.#broken) throw new JournalUnavailable("recorder closed");
     const staged = this.o.journal.stage(kind, payload, this.#deferred.at(-1));
+    if (kind === "assistant.block.started" || kind === "assistant.block.completed") {
+      this.#openText = "";
+      this.#openBytes = 0;
+    }
     if (opts.defer) {
       this.#deferred.push(staged);
       if (extra) this.#deferredExtras.push(extra);
@@ -147,6 +156,25 @@ export class RunRecorder {
   ephemeral<K extends EventKind>(kind: K, payload: Payload<K>): void {
     if (this.#finished || this.#broken) return;
     this.o.live.push(this.o.journal.ephemeral(kind, payload, this.#deferred.at(-1)));
+    if (kind === "assistant.block.delta") this.#keepVisible((payload as { text: string }).text);
+  }
+
+  /** Appends delta text to the open block's visible text, up to PARTIAL_TEXT_MAX_BYTES. */
+  #keepVisible(text: string): void {
+    if (this.#openBytes >= PARTIAL_TEXT_MAX_BYTES) return;
+    const bytes = utf8Bytes(text);
+    if (this.#openBytes + bytes <= PARTIAL_TEXT_MAX_BYTES) {
+      this.#openText += text;
+      this.#openBytes += bytes;
+      return;
+    }
+    for (const ch of text) {
+      const n = utf8Bytes(ch);
+      if (this.#openBytes + n > PARTIAL_TEXT_MAX_BYTES) break;
+      this.#openText += ch;
+      this.#openBytes += n;
+    }
+    this.#openBytes = PARTIAL_TEXT_MAX_BYTES; // full: later deltas are not kept
   }
 
   #append(staged: Staged[], extra: (() => void) | undefined, alreadyLive: number): void {
@@ -225,6 +253,7 @@ export class RunRecorder {
         if (!setRunTerminal(db, runId, state, state === "failed" ? t.code : null, at)) {
           throw new Error("run not running at terminal");
         }
+        const partialText = this.#openText.trim() === "" ? undefined : this.#openText;
         const ok = finishTurnInTransaction(
           db,
           this.o.turnId,
@@ -236,8 +265,16 @@ export class RunRecorder {
               code: t.code,
               stage: t.stage,
               retryable: errorInfo(t.code).retryable ?? false,
+              partialText,
             }
-            : { state: "cancelled", code: "run_cancelled", stage: "run", retryable: true },
+            : {
+              state: "cancelled",
+              code: "run_cancelled",
+              stage: "run",
+              // The operator's own Stop is a decision, not a failure to retry.
+              retryable: t.reason !== "user",
+              partialText,
+            },
           at,
         );
         if (!ok) throw new Error("turn not running at terminal");

@@ -38,12 +38,14 @@ export interface TurnRow {
   terminal_code: string | null;
   terminal_stage: string | null;
   retryable: number | null;
+  /** What a failed/cancelled Turn had shown (never model history). */
+  partial_text: string | null;
 }
 
 const CONV_COLS =
   "id, title, revision, parent_id, head_turn_id, branched_from_turn_id, created_at, updated_at";
 const TURN_COLS = "id, seq, state, user_message, assistant_message, created_at, finished_at, " +
-  "run_id, terminal_code, terminal_stage, retryable";
+  "run_id, terminal_code, terminal_stage, retryable, partial_text";
 
 export function getConversation(db: DatabaseSync, id: string): ConversationRow | null {
   const row = db.prepare(`SELECT ${CONV_COLS} FROM conversations WHERE id = ?`).get(id);
@@ -276,6 +278,8 @@ export interface TurnTerminal {
   code?: string;
   stage?: string;
   retryable?: boolean;
+  /** Failed/cancelled only: the visible text of the open answer block (≤ 12 KiB, non-empty). */
+  partialText?: string;
 }
 
 /** running → terminal, once; bumps the Conversation revision. Returns false if not running. */
@@ -298,7 +302,7 @@ export function finishTurnInTransaction(
   const completed = terminal.state === "completed";
   const row = db.prepare(
     `UPDATE turns SET state = ?, assistant_message = ?, finished_at = ?,
-       terminal_code = ?, terminal_stage = ?, retryable = ?
+       terminal_code = ?, terminal_stage = ?, retryable = ?, partial_text = ?
      WHERE id = ? AND state = 'running' RETURNING conversation_id`,
   ).get(
     terminal.state,
@@ -307,6 +311,9 @@ export function finishTurnInTransaction(
     completed ? null : (terminal.code ?? null),
     completed ? null : (terminal.stage ?? null),
     completed ? null : (terminal.retryable === undefined ? null : terminal.retryable ? 1 : 0),
+    (terminal.state === "failed" || terminal.state === "cancelled") && terminal.partialText
+      ? terminal.partialText
+      : null,
     turnId,
   ) as { conversation_id: string } | undefined;
   if (!row) return false;

@@ -51,12 +51,17 @@ Deno.test("an operator logs in, creates an agent and a conversation, and watches
     const user = await page.waitForSelector("[data-testid=user-message]");
     assertEquals(await user.textContent(), "Tell me something\nwith two lines");
 
-    // While running: a visible stop and live deltas rendered as plain text.
+    // While running: a visible stop and live deltas rendered as Markdown already [UI-2 revised],
+    // through the same sanitizer (no raw "**" left on screen).
     await page.waitForSelector("[data-testid=turn][data-state=running] [data-testid=stop-run]");
-    await page.waitForFunction(() =>
-      (document.querySelector("[data-testid=live-text]")?.textContent ?? "").includes("**bold**")
-    );
-    assertEquals(await page.$("[data-testid=live-text] strong"), null, "deltas are not Markdown");
+    const liveBold = await page.waitForFunction(() => {
+      const turn = document.querySelector("[data-testid=turn][data-state=running]");
+      const strong = turn?.querySelector(
+        "[data-testid=live-text] [data-testid=live-markdown] strong",
+      );
+      return strong ? strong.textContent : null;
+    });
+    assertEquals(await liveBold.jsonValue(), "bold", "live deltas are Markdown");
 
     // Completed: sanitized Markdown with structure, a code block with a copy button, safe link.
     await waitForCompletedTurn(page);

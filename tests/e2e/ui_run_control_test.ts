@@ -31,12 +31,16 @@ Deno.test("Stop, Esc and /stop cancel the active run, and Retry refills the draf
       (document.querySelector("[data-testid=live-text]")?.textContent ?? "").includes("word1")
     );
     await page.click("[data-testid=stop-run]");
-    const cancelled = await page.waitForSelector(
-      "[data-testid=turn][data-state=cancelled] [data-testid=turn-terminal]",
+    const stopped = await page.waitForSelector(
+      "[data-testid=turn][data-state=cancelled] [data-testid=turn-stopped]",
       { timeout: 15_000 },
     );
-    assertMatch(await cancelled.textContent() ?? "", /Cancelled/);
-    // Partial output is never shown as a committed answer.
+    // The operator's own Stop is quiet: no warning card, not "retryable".
+    assertMatch(await stopped.textContent() ?? "", /Stopped/);
+    assertEquals(await page.$("[data-testid=turn-terminal]"), null);
+    // What was shown stays, and is never shown as a committed answer.
+    const kept = await page.waitForSelector("[data-testid=partial-text]", { timeout: 10_000 });
+    assertMatch(await kept.textContent() ?? "", /word0 word1/);
     assertEquals(await page.$("[data-testid=assistant-markdown]"), null);
     await page.click("[data-testid=retry]");
     await expectDraft(page, "please stream slowly", "Retry refills the draft");
@@ -126,7 +130,7 @@ Deno.test("reloading the page during a run re-attaches to it and shows the finis
   }
 });
 
-Deno.test("a failed turn shows its safe code, stage and duration, and never a partial answer", async () => {
+Deno.test("a failed turn keeps the text it showed above its safe code, stage and duration", async () => {
   const env = await startUiEnv();
   try {
     const { page, errors } = await openLoggedIn(env);
@@ -145,6 +149,8 @@ Deno.test("a failed turn shows its safe code, stage and duration, and never a pa
     // The code is explained in plain words, not only shown.
     const why = await page.textContent("[data-testid=turn-terminal-text]") ?? "";
     assertMatch(why, /^The model .+\.$/);
+    // The partial text stays, marked as partial, never as the committed answer.
+    assertEquals((await page.textContent("[data-testid=partial-text]"))?.trim(), "Partial");
     assertEquals(await page.$("[data-testid=assistant-markdown]"), null);
     assertEquals(errors, []);
   } finally {

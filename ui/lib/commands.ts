@@ -45,6 +45,7 @@ export function admittedTurn(turnId: string, runId: string, message: string, seq
     state: "running",
     userMessage: message,
     assistantMessage: null,
+    partialText: null,
     runId,
     code: null,
     stage: null,

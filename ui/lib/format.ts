@@ -87,6 +87,13 @@ export function fmtDuration(ms: number | null): string {
   return `${Math.floor(ms / 60_000)} m ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
+/** A wall-clock time of day ("14:03:12"), for records such as an approval's decision. */
+export function fmtClock(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
+
 export function turnDuration(t: Turn): number | null {
   if (t.durationMs !== null && t.durationMs > 0) return t.durationMs;
   return t.createdAt !== null && t.finishedAt !== null ? t.finishedAt - t.createdAt : null;

@@ -9,6 +9,10 @@ import { Marked, type Tokens } from "marked";
 
 export const LINK_REL = "noopener noreferrer nofollow";
 
+/** Markers marked writes for GFM task items; MarkdownView turns them into disabled checkboxes. */
+export const TASK_OPEN = "\u2610 ";
+export const TASK_CHECKED = "\u2611 ";
+
 /** Bound on the Markdown source rendered at once (the server commits ≤ 12 KiB). */
 export const MARKDOWN_MAX_CHARS = 64 * 1024;
 
@@ -65,7 +69,7 @@ function createMarked(): Marked {
         }"${title} rel="${LINK_REL}" target="_blank">${inner}</a>`;
       },
       checkbox({ checked }: Tokens.Checkbox): string {
-        return checked ? "[x] " : "[ ] ";
+        return checked ? TASK_CHECKED : TASK_OPEN;
       },
     },
   });

@@ -26,6 +26,8 @@ export interface RunView {
   conversationId: string;
   events: EventEnvelope[];
   liveText: string;
+  /** The same deltas per answer block (block = model call number), for multi-block answers. */
+  liveBlocks: ReadonlyMap<number, string>;
   terminal: EventEnvelope | null;
   connection: "connecting" | "open" | "closed" | "lost";
   lostReason: string | null;
@@ -39,6 +41,7 @@ export function emptyRun(agentId: string, conversationId: string, runId: string)
     conversationId,
     events: [],
     liveText: "",
+    liveBlocks: new Map(),
     terminal: null,
     connection: "connecting",
     lostReason: null,
@@ -66,8 +69,15 @@ export function applyMessage(view: RunView, msg: SseMessage): RunView {
   if (env === null) return view;
   if (env.kind === "assistant.block.delta") {
     if (view.liveText.length >= LIVE_TEXT_MAX_CHARS) return view;
-    const text = (view.liveText + deltaText(env.payload)).slice(0, LIVE_TEXT_MAX_CHARS);
-    return { ...view, liveText: text, connection: "open" };
+    const delta = deltaText(env.payload);
+    const text = (view.liveText + delta).slice(0, LIVE_TEXT_MAX_CHARS);
+    const block = typeof env.payload.block === "number" ? env.payload.block : 1;
+    const liveBlocks = new Map(view.liveBlocks);
+    liveBlocks.set(
+      block,
+      (liveBlocks.get(block) ?? "") + delta.slice(0, text.length - view.liveText.length),
+    );
+    return { ...view, liveText: text, liveBlocks, connection: "open" };
   }
   if (env.seq >= 0 && view.events.some((e) => e.seq === env.seq)) return view;
   const events = [...view.events, env];
@@ -142,7 +152,13 @@ export function createRunStore(
       if (streams.has(runId)) return;
       const initial = views.get(runId) ?? emptyRun(agentId, conversationId, runId);
       // A fresh stream replays the live record from its start: drop the old live text.
-      views.set(runId, { ...initial, liveText: "", connection: "connecting", lostReason: null });
+      views.set(runId, {
+        ...initial,
+        liveText: "",
+        liveBlocks: new Map(),
+        connection: "connecting",
+        lostReason: null,
+      });
       prune();
       const handle = openEventStream({
         url: `${opts.origin ?? ""}${runEventsUrl(agentId, runId)}`,

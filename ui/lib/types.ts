@@ -33,6 +33,8 @@ export interface Turn {
   state: TurnState;
   userMessage: string;
   assistantMessage: string | null;
+  /** What a stopped/failed Turn had shown when it ended (never model history). */
+  partialText: string | null;
   runId: string | null;
   code: string | null;
   stage: string | null;
@@ -192,6 +194,9 @@ export function toTurn(v: unknown): Turn {
     state: TURN_STATES.includes(state) ? state : "failed",
     userMessage: str(o.user_message ?? o.message),
     assistantMessage: typeof o.assistant_message === "string" ? o.assistant_message : null,
+    partialText: typeof o.partial_text === "string" && o.partial_text !== ""
+      ? o.partial_text
+      : null,
     runId: strOrNull(o.run_id),
     code: strOrNull(o.terminal_code ?? term.code),
     stage: strOrNull(o.terminal_stage ?? term.stage),
