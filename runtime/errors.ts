@@ -24,6 +24,8 @@ const TABLE = {
   connection_forbidden: { status: 403, message: "Connect through the server's listener." },
   body_too_large: { status: 413, message: "Request body too large." },
   headers_too_large: { status: 431, message: "Request headers too large." },
+  bad_request: { status: 400, message: "Malformed HTTP request." },
+  request_timeout: { status: 408, message: "Request not received in time." },
   unsupported_media_type: { status: 415, message: "Content-Type must be application/json." },
   invalid_json: { status: 422, message: "Request body is not valid JSON." },
   schema_violation: { status: 422, message: "Request does not match the schema." },

@@ -29,6 +29,16 @@ export const LOGIN_SOURCES_TRACKED = 1024;
 export const MAX_CONCURRENT_CONNECTIONS = 64;
 export const MAX_HEADER_BYTES = 16 * KiB;
 export const KEEP_ALIVE_MS = 5 * 1000;
+/** Request head (request line + headers) the connection guard buffers before it refuses with 431 [GW-1]. */
+export const MAX_REQUEST_HEAD_BYTES = 32 * KiB;
+/** A request head must be complete this long after its first byte [GW-1]. */
+export const REQUEST_HEAD_TIMEOUT_MS = 5 * 1000;
+/** A request body must be complete this long after its head [GW-1]. */
+export const REQUEST_BODY_TIMEOUT_MS = 5 * 1000;
+/** Client connections one peer address may hold at once (of MAX_CONCURRENT_CONNECTIONS) [GW-1]. */
+export const MAX_CONNECTIONS_PER_PEER = 32;
+/** Longest pause of the guard's accept loop after an accept error (doubling from 10 ms) [GW-1]. */
+export const ACCEPT_BACKOFF_MAX_MS = 1000;
 export const JSON_BODY_MAX_BYTES = 16 * KiB; // [GW-4]
 export const USER_MESSAGE_MAX_BYTES = 8192; // [GW-4]
 export const JSON_MAX_DEPTH = 8;

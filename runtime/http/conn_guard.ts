@@ -1,48 +1,77 @@
 /**
  * Connection guard [GW-1]: `Deno.serve` has no connection cap, no keep-alive
- * timeout and no header-read timeout (a silent or byte-dribbling client keeps
- * its socket forever). So the public listener is ours:
+ * timeout, no header or body deadline, and its accept loop ends the process
+ * when descriptors run out. So the one TCP listener is ours, and Deno.serve
+ * listens only on a Unix socket in a private (0700) directory that no other
+ * user can reach — there is no internal TCP port to flood.
  *
- * - at most MAX_CONCURRENT_CONNECTIONS client connections are open; the next
- *   one gets a fixed 503 `too_many_connections` envelope and is closed;
- * - each accepted connection is piped to the real HTTP server, which listens
- *   on an ephemeral loopback port;
- * - a connection with no request in flight for KEEP_ALIVE_MS is closed: idle
- *   keep-alive, a client that never finishes its headers, or one that sends
- *   nothing at all. A request counts as in flight from the moment the server
- *   starts handling it until its response is delivered, so long event
- *   streams are never cut by this rule.
- *
- * - prior-knowledge HTTP/2 (a connection opening with "PRI ") is closed
- *   before a byte reaches the server: one h2 connection would multiplex
- *   requests past these per-connection bounds.
- *
- * The server learns a request's real peer through `peerOf(port)` (keyed by
- * the guard's own loopback source port), never from a header [GW-1].
+ * - At most MAX_CONCURRENT_CONNECTIONS client sockets are open, at most
+ *   MAX_CONNECTIONS_PER_PEER of them from one peer address. A socket over
+ *   either cap takes the slot of a stalled one — a connection with no request
+ *   being answered (idle, or still sending its head or body) — from the peer
+ *   holding the most, oldest activity first; only when every slot is busy
+ *   answering does it get the fixed 503 `too_many_connections` envelope.
+ * - Every request is framed here (request_framing.ts, stricter than the
+ *   server's parser): its head must be complete REQUEST_HEAD_TIMEOUT_MS after
+ *   its first byte, its body REQUEST_BODY_TIMEOUT_MS after its head; a socket
+ *   with no request in flight is closed after KEEP_ALIVE_MS. Client bytes
+ *   never extend a deadline; a response in flight (an event stream) is never
+ *   cut by them.
+ * - Each relayed request carries a random per-connection token header; the
+ *   server maps it back to the real peer and in-flight accounting, never
+ *   trusting a client header (a client-sent token header is refused).
+ * - Prior-knowledge HTTP/2, CONNECT and ambiguous framing are refused before
+ *   a byte of them reaches the server.
+ * - So the network can make the process hold at most
+ *   3 × MAX_CONCURRENT_CONNECTIONS + 1 descriptors (client, relay and server
+ *   side of each admitted connection, plus one being refused) — far below the
+ *   descriptor limit Deno raises to the hard limit at start.
+ * - Accept errors (EMFILE, ENFILE, …) are survived: the loop backs off
+ *   (doubling up to ACCEPT_BACKOFF_MAX_MS) and accepts again; it never ends
+ *   while the guard runs.
  */
-import { errorBody } from "../errors.ts";
-import { KEEP_ALIVE_MS, MAX_CONCURRENT_CONNECTIONS } from "../limits.ts";
+import { errorBody, type ErrorCode } from "../errors.ts";
+import {
+  ACCEPT_BACKOFF_MAX_MS,
+  KEEP_ALIVE_MS,
+  MAX_CONCURRENT_CONNECTIONS,
+  MAX_CONNECTIONS_PER_PEER,
+  REQUEST_BODY_TIMEOUT_MS,
+  REQUEST_HEAD_TIMEOUT_MS,
+} from "../limits.ts";
 import type { Logger } from "../log.ts";
 import { SECURITY_HEADERS } from "./headers.ts";
+import { GUARD_TOKEN_HEADER, RequestFramer } from "./request_framing.ts";
 
 export interface ConnGuardOptions {
   hostname: string;
   port: number;
-  /** Loopback port of the real HTTP server. */
-  upstreamPort: number;
+  /** Unix socket of the real HTTP server, in a directory only this user can enter. */
+  upstreamPath: string;
   log: Logger;
   /** @default MAX_CONCURRENT_CONNECTIONS */
   maxConnections?: number;
+  /** @default MAX_CONNECTIONS_PER_PEER */
+  maxPerPeer?: number;
   /** @default KEEP_ALIVE_MS */
   idleMs?: number;
+  /** @default REQUEST_HEAD_TIMEOUT_MS */
+  headMs?: number;
+  /** @default REQUEST_BODY_TIMEOUT_MS */
+  bodyMs?: number;
+}
+
+/** What the server learns about the connection a request came on. */
+export interface GuardedConn {
+  peer: string;
+  /** Marks a request in flight; call the result when its response is delivered. */
+  begin(): () => void;
 }
 
 export interface ConnGuard {
   addr: Deno.NetAddr;
-  /** The client address behind an upstream connection, by its local port. */
-  peerOf(upstreamLocalPort: number): string | null;
-  /** Marks a request in flight on that connection; call the result when delivered. */
-  begin(upstreamLocalPort: number): () => void;
+  /** The connection behind a relayed request, by the token the guard stamped on it. */
+  connOf(token: string): GuardedConn | null;
   /** Open client connections. */
   size(): number;
   /**
@@ -61,19 +90,34 @@ export interface ConnGuard {
 }
 
 interface Entry {
+  token: string;
   peer: string;
+  framer: RequestFramer;
+  /** Requests the server is handling (begun, response not yet delivered). */
   busy: number;
+  /** Responses delivered. */
+  answered: number;
+  /** When the framer's phase (or request count) last changed. */
+  phaseSince: number;
+  /** When the connection last became quiet (accepted, request relayed, response delivered). */
   idleSince: number;
+  /** Set once the client side is closed; the slot is held until the server side closes too. */
+  closed: boolean;
   /** Half-closes toward the server; the relay then ends after the server's last bytes. */
   endUpstream(): void;
+  /** Ends the connection, with a fixed error answer when nothing else is owed. */
+  refuse(code: ErrorCode | null): void;
   close(): void;
 }
 
-/** The fixed answer for one connection too many, with the usual headers. */
-function busyResponse(): Uint8Array {
-  const body = JSON.stringify(errorBody("too_many_connections"));
+/** How long a closed connection's server side may take to close before the relay is cut. */
+const UPSTREAM_CLOSE_WAIT_MS = 2000;
+
+/** A fixed error answer with the usual headers; the connection closes after it. */
+function fixedResponse(code: ErrorCode, status: string): Uint8Array {
+  const body = JSON.stringify(errorBody(code));
   const head = [
-    "HTTP/1.1 503 Service Unavailable",
+    `HTTP/1.1 ${status}`,
     "content-type: application/json; charset=utf-8",
     ...Object.entries(SECURITY_HEADERS).map(([k, v]) => `${k}: ${v}`),
     "cache-control: no-store",
@@ -82,6 +126,13 @@ function busyResponse(): Uint8Array {
   ];
   return new TextEncoder().encode(`${head.join("\r\n")}\r\n\r\n${body}`);
 }
+
+const ANSWERS: Partial<Record<ErrorCode, Uint8Array>> = {
+  too_many_connections: fixedResponse("too_many_connections", "503 Service Unavailable"),
+  bad_request: fixedResponse("bad_request", "400 Bad Request"),
+  headers_too_large: fixedResponse("headers_too_large", "431 Request Header Fields Too Large"),
+  request_timeout: fixedResponse("request_timeout", "408 Request Timeout"),
+};
 
 async function writeAll(conn: Deno.Conn, data: Uint8Array): Promise<void> {
   let off = 0;
@@ -95,169 +146,292 @@ function isDisconnect(err: unknown): boolean {
     err instanceof Deno.errors.ConnectionAborted || err instanceof Deno.errors.NotConnected;
 }
 
-async function pump(from: Deno.Conn, to: Deno.Conn): Promise<void> {
-  const buf = new Uint8Array(16 * 1024);
-  try {
-    for (;;) {
-      const n = await from.read(buf);
-      if (n === null) return;
-      await writeAll(to, buf.subarray(0, n));
-    }
-  } catch (err) {
-    if (!isDisconnect(err)) throw err;
-  }
+function randomToken(): string {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
-/** The start of the HTTP/2 connection preface ("PRI * HTTP/2.0…"); no HTTP/1.1 method is "PRI". */
-const H2_PREFACE_START = new TextEncoder().encode("PRI ");
-
-/**
- * Relays client bytes like `pump`, but refuses prior-knowledge HTTP/2: the
- * bounds here count connections and requests the HTTP/1.1 way, and one h2
- * connection would multiplex any number of streams past them. Resolves
- * "refused" (nothing forwarded) when the client opens with the h2 preface.
- */
-async function relayHttp1(from: Deno.Conn, to: Deno.Conn): Promise<"ended" | "refused"> {
-  const head = new Uint8Array(H2_PREFACE_START.length);
-  let have = 0;
+function closeQuietly(c: Deno.Conn): void {
   try {
-    while (have < head.length) {
-      const n = await from.read(head.subarray(have));
-      if (n === null) break;
-      have += n;
-    }
+    c.close();
   } catch (err) {
-    if (!isDisconnect(err)) throw err;
-    return "ended";
+    if (!(err instanceof Deno.errors.BadResource)) throw err;
   }
-  if (have === head.length && head.every((b, i) => b === H2_PREFACE_START[i])) return "refused";
-  try {
-    await writeAll(to, head.subarray(0, have));
-  } catch (err) {
-    if (!isDisconnect(err)) throw err;
-    return "ended";
-  }
-  if (have === head.length) await pump(from, to);
-  return "ended";
 }
 
 export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
   const max = opts.maxConnections ?? MAX_CONCURRENT_CONNECTIONS;
+  const maxPerPeer = opts.maxPerPeer ?? MAX_CONNECTIONS_PER_PEER;
   const idleMs = opts.idleMs ?? KEEP_ALIVE_MS;
+  const headMs = opts.headMs ?? REQUEST_HEAD_TIMEOUT_MS;
+  const bodyMs = opts.bodyMs ?? REQUEST_BODY_TIMEOUT_MS;
   const listener = Deno.listen({ hostname: opts.hostname, port: opts.port, transport: "tcp" });
   const open = new Set<Entry>();
-  const byPort = new Map<number, Entry>();
-  const busy = busyResponse();
+  const byToken = new Map<string, Entry>();
   /** Waiters of `drain`, told whenever a connection closes. */
   const drainers = new Set<() => void>();
   let accepting = true;
+  /** Set by closeAll: server sides are cut at once, not waited for. */
+  let cutting = false;
 
   const sweep = setInterval(() => {
     const now = Date.now();
-    for (const e of [...open]) if (e.busy === 0 && now - e.idleSince >= idleMs) e.close();
-  }, Math.max(50, Math.min(1000, Math.floor(idleMs / 4))));
+    for (const e of [...open]) {
+      if (e.closed) continue;
+      const phase = e.framer.phase;
+      if (phase === "head" && now - e.phaseSince >= headMs) e.refuse("request_timeout");
+      else if (phase === "body" && now - e.phaseSince >= bodyMs) e.refuse("request_timeout");
+      else if (phase === "idle" && e.busy === 0 && now - e.idleSince >= idleMs) e.close();
+    }
+  }, Math.max(50, Math.min(1000, Math.floor(Math.min(idleMs, headMs, bodyMs) / 4))));
   Deno.unrefTimer(sweep);
 
-  /** Connections admitted but still dialling upstream: they hold a slot already. */
-  let dialling = 0;
+  /** A connection no response is owed on right now: idle, or its client is still sending. */
+  const stalled = (e: Entry) => !e.closed && (e.framer.phase !== "idle" || e.busy === 0);
 
-  async function serveConn(client: Deno.TcpConn): Promise<void> {
-    // Counted before the first await, so a burst cannot all pass the check at once.
-    if (open.size + dialling >= max) {
-      await writeAll(client, busy).catch((err) => {
-        if (!isDisconnect(err)) throw err;
-      });
-      client.close();
+  /**
+   * Makes room for one more connection from `peer`: true when there is room
+   * (a stalled connection may have been evicted for it), false when every
+   * slot it could take is answering a request.
+   */
+  function makeRoom(peer: string): boolean {
+    const perPeer = new Map<string, number>();
+    for (const e of open) perPeer.set(e.peer, (perPeer.get(e.peer) ?? 0) + 1);
+    const mine = perPeer.get(peer) ?? 0;
+    if (open.size < max && mine < maxPerPeer) return true;
+    // Over the peer's own cap it can only displace itself; over the global cap,
+    // the peer holding the most gives way first, its least recently active first.
+    let victim: Entry | null = null;
+    for (const e of open) {
+      if (!stalled(e) || (mine >= maxPerPeer && e.peer !== peer)) continue;
+      if (victim === null) {
+        victim = e;
+        continue;
+      }
+      const a = perPeer.get(e.peer)!, b = perPeer.get(victim.peer)!;
+      const lastE = Math.max(e.idleSince, e.phaseSince);
+      const lastV = Math.max(victim.idleSince, victim.phaseSince);
+      if (a > b || (a === b && lastE < lastV)) victim = e;
+    }
+    if (victim === null) return false;
+    victim.close();
+    return true;
+  }
+
+  /** Gives the slot back: only once the server's side of the connection is gone too. */
+  function release(entry: Entry): void {
+    if (!open.delete(entry)) return;
+    for (const d of [...drainers]) d();
+  }
+
+  async function serveConn(client: Deno.TcpConn, entry: Entry, dial: Promise<Deno.UnixConn>) {
+    let upstream: Deno.UnixConn;
+    try {
+      upstream = await dial;
+    } catch (err) {
+      entry.close();
+      release(entry);
+      if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.ConnectionRefused) {
+        return; // the server is shutting down
+      }
+      throw err;
+    }
+    if (entry.closed) {
+      closeQuietly(upstream); // evicted or closed while dialling
+      release(entry);
       return;
     }
-    let upstream: Deno.TcpConn;
-    dialling++;
-    try {
-      upstream = await Deno.connect({ hostname: "127.0.0.1", port: opts.upstreamPort });
-    } catch (err) {
-      client.close();
-      if (err instanceof Deno.errors.ConnectionRefused) return; // server shutting down
-      throw err;
-    } finally {
-      dialling--; // the slot passes to `open` below, in this same turn
-    }
-    const localPort = upstream.localAddr.port;
-    let closed = false;
-    const entry: Entry = {
-      peer: client.remoteAddr.hostname,
-      busy: 0,
-      idleSince: Date.now(),
-      endUpstream() {
-        upstream.closeWrite().catch((err) => {
+    let upDone: Promise<void> = Promise.resolve();
+    /** A fixed answer being written: the relay's end must not close the socket under it. */
+    let answering: Promise<void> | null = null;
+    entry.endUpstream = () => {
+      upstream.closeWrite().catch((err) => {
+        if (!isDisconnect(err)) throw err;
+      });
+    };
+    const closeClient = entry.close;
+    let force: ReturnType<typeof setTimeout> | undefined;
+    entry.close = () => {
+      if (entry.closed) return;
+      closeClient();
+      // The server sees EOF and closes its side; the slot stays taken until it
+      // has (bounded), so churning connections cannot pile up server-side sockets.
+      entry.endUpstream();
+      if (cutting) closeQuietly(upstream);
+      else force = setTimeout(() => closeQuietly(upstream), UPSTREAM_CLOSE_WAIT_MS);
+    };
+    entry.refuse = (code) => {
+      if (entry.closed) return;
+      const answer = code === null ? undefined : ANSWERS[code];
+      // An answer is written only when no response is owed or in flight, so it
+      // can never interleave with the server's bytes.
+      if (!answer || entry.busy > 0 || entry.answered < entry.framer.requests) {
+        entry.close();
+        return;
+      }
+      if (answering) return;
+      entry.endUpstream();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bounded = Promise.race([upDone, new Promise((r) => (timer = setTimeout(r, 1000)))]);
+      answering = bounded.then(() => entry.closed ? undefined : writeAll(client, answer)).catch(
+        (err) => {
           if (!isDisconnect(err)) throw err;
-        });
-      },
-      close() {
-        if (closed) return;
-        closed = true;
-        open.delete(entry);
-        byPort.delete(localPort);
-        for (const c of [client, upstream]) {
-          try {
-            c.close();
-          } catch (err) {
-            if (!(err instanceof Deno.errors.BadResource)) throw err;
+        },
+      ).finally(() => {
+        clearTimeout(timer);
+        entry.close();
+      });
+    };
+    // Client → server, through the framer; a client that half-closes still gets
+    // its response (the EOF is passed on, the relay continues until the server ends).
+    const up = (async () => {
+      const buf = new Uint8Array(16 * 1024);
+      try {
+        for (;;) {
+          const n = await client.read(buf);
+          if (n === null) break;
+          const before = entry.framer.phase, reqs = entry.framer.requests;
+          const step = entry.framer.push(buf.subarray(0, n));
+          const now = Date.now();
+          if (entry.framer.phase !== before || entry.framer.requests !== reqs) {
+            entry.phaseSince = now;
+            if (entry.framer.phase === "idle") entry.idleSince = now;
+          }
+          for (const b of step.forward) await writeAll(upstream, b);
+          if (step.error !== null) {
+            entry.refuse(step.error === "http2" ? null : step.error);
+            return;
           }
         }
-        for (const d of [...drainers]) d();
-      },
-    };
-    open.add(entry);
-    byPort.set(localPort, entry);
-    // Client bytes never extend the idle window (only a started request does),
-    // so a client dribbling header bytes cannot hold its socket open.
-    // A client that half-closes still gets its response: pass the EOF on and
-    // keep relaying until the server side ends.
-    const up = relayHttp1(client, upstream).then((how) =>
-      how === "refused" ? entry.close() : upstream.closeWrite()
-    ).catch((err) => {
-      if (!isDisconnect(err)) throw err;
-    });
-    await pump(upstream, client);
-    entry.close();
+        await upstream.closeWrite();
+      } catch (err) {
+        if (!isDisconnect(err)) throw err;
+      }
+    })();
+    // Server → client, until the server closes its side; once the client is gone
+    // the rest is read and dropped, so the server is never stuck writing.
+    upDone = (async () => {
+      const buf = new Uint8Array(16 * 1024);
+      let deliver = true;
+      try {
+        for (;;) {
+          const n = await upstream.read(buf);
+          if (n === null) return;
+          if (!deliver || entry.closed) continue;
+          try {
+            await writeAll(client, buf.subarray(0, n));
+          } catch (err) {
+            if (!isDisconnect(err)) throw err;
+            deliver = false;
+            entry.close();
+          }
+        }
+      } catch (err) {
+        if (!isDisconnect(err)) throw err;
+      }
+    })();
+    try {
+      await upDone;
+      if (answering) await answering;
+    } finally {
+      entry.close();
+      clearTimeout(force);
+      closeQuietly(upstream);
+      release(entry);
+    }
     await up;
   }
 
+  function admit(client: Deno.TcpConn): void {
+    const now = Date.now();
+    const token = randomToken();
+    const entry: Entry = {
+      token,
+      peer: client.remoteAddr.hostname,
+      framer: new RequestFramer(`${GUARD_TOKEN_HEADER}: ${token}\r\n`),
+      busy: 0,
+      answered: 0,
+      phaseSince: now,
+      idleSince: now,
+      closed: false,
+      endUpstream() {},
+      refuse() {
+        entry.close();
+      },
+      close() {
+        if (entry.closed) return;
+        entry.closed = true;
+        byToken.delete(token);
+        closeQuietly(client);
+      },
+    };
+    open.add(entry);
+    byToken.set(token, entry);
+    const dial = Deno.connect({ transport: "unix", path: opts.upstreamPath });
+    serveConn(client, entry, dial).catch((err) => {
+      entry.close();
+      release(entry);
+      opts.log.error("http.guard_error", { kind: err instanceof Error ? err.name : typeof err });
+    });
+  }
+
   (async () => {
+    let backoff = 0;
     while (accepting) {
       let conn: Deno.TcpConn;
       try {
         conn = await listener.accept();
       } catch (err) {
         if (!accepting || err instanceof Deno.errors.BadResource) return; // listener closed
-        // A transient failure (e.g. out of descriptors) must not end accepting for good.
-        opts.log.warn("http.guard_accept", { kind: err instanceof Error ? err.name : typeof err });
-        await new Promise((r) => setTimeout(r, 100));
+        // Out of descriptors (or another transient failure): never end accepting.
+        // Back off so a flood of failures does not spin, and log once per episode.
+        if (backoff === 0) {
+          opts.log.warn("http.guard_accept", { kind: err instanceof Error ? err.name : "" });
+        }
+        backoff = Math.min(ACCEPT_BACKOFF_MAX_MS, Math.max(10, backoff * 2));
+        await new Promise((r) => setTimeout(r, backoff));
         continue;
       }
+      backoff = 0;
       if (!accepting) {
-        conn.close();
+        closeQuietly(conn);
         return;
       }
-      serveConn(conn).catch((err) => {
-        opts.log.error("http.guard_error", { kind: err instanceof Error ? err.name : typeof err });
-      });
+      if (makeRoom(conn.remoteAddr.hostname)) {
+        admit(conn);
+        continue;
+      }
+      // Refused inline: the answer fits the fresh socket's send buffer, so at
+      // most one descriptor is ever spent on refusals.
+      try {
+        await writeAll(conn, ANSWERS.too_many_connections!);
+      } catch (err) {
+        if (!isDisconnect(err)) {
+          opts.log.warn("http.guard_refuse", { kind: err instanceof Error ? err.name : "" });
+        }
+      }
+      closeQuietly(conn);
     }
   })();
 
   return {
     addr: listener.addr,
-    peerOf: (port) => byPort.get(port)?.peer ?? null,
-    begin(port) {
-      const e = byPort.get(port);
-      if (!e) return () => {};
-      e.busy++;
-      let done = false;
-      return () => {
-        if (done) return;
-        done = true;
-        e.busy--;
-        e.idleSince = Date.now();
+    connOf(token) {
+      const e = byToken.get(token);
+      if (!e) return null;
+      return {
+        peer: e.peer,
+        begin() {
+          e.busy++;
+          let done = false;
+          return () => {
+            if (done) return;
+            done = true;
+            e.busy--;
+            e.answered++;
+            e.idleSince = Date.now();
+          };
+        },
       };
     },
     size: () => open.size,
@@ -284,6 +458,7 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
     },
     closeAll() {
       clearInterval(sweep);
+      cutting = true;
       for (const e of [...open]) e.close();
     },
   };

@@ -1,7 +1,8 @@
 /**
  * The HTTP front door: the connection guard on the public address (loopback
- * by default; connection cap and idle timeout, see conn_guard.ts) in front of
- * Deno.serve, route matching, the gateway's auth checks before any handler,
+ * by default; connection caps, per-request deadlines, see conn_guard.ts) in
+ * front of Deno.serve — which listens only on a Unix socket in a private
+ * directory, never on a TCP port — route matching, the gateway's auth checks before any handler,
  * body validation, security headers on every response, and one place that
  * turns errors into the fixed envelope [GW-1, GW-5, GW-6]. Forwarded headers
  * are never consulted.
@@ -15,8 +16,9 @@ import {
 } from "../limits.ts";
 import type { Logger } from "../log.ts";
 import { parseJsonBody } from "./body.ts";
-import { type ConnGuard, startConnGuard } from "./conn_guard.ts";
+import { type ConnGuard, type GuardedConn, startConnGuard } from "./conn_guard.ts";
 import { applySecurityHeaders, errorResponse } from "./headers.ts";
+import { GUARD_TOKEN_HEADER } from "./request_framing.ts";
 import { createRouter, type Route, type RouteContext } from "./router.ts";
 
 /** What the server asks of the gateway before running a handler. */
@@ -38,9 +40,8 @@ export interface Gateway {
 
 /** Where the real peer of a request comes from when a connection guard fronts the server. */
 export interface PeerSource {
-  peerOf(port: number): string | null;
-  /** Marks a request in flight on that connection; the result is called when delivered. */
-  begin(port: number): () => void;
+  /** The guarded connection a request's token names, or null. */
+  connOf(token: string): GuardedConn | null;
 }
 
 export interface ServerOptions {
@@ -56,8 +57,8 @@ export interface ServerOptions {
 export interface RunningServer {
   port: number;
   hostname: string;
-  /** The internal loopback port behind the guard (refuses direct connections). */
-  upstreamPort: number;
+  /** The server's Unix socket behind the guard (in a 0700 directory; refuses unstamped requests). */
+  upstreamPath: string;
   /** Stops accepting, finishes in-flight requests. */
   shutdown(): Promise<void>;
   finished: Promise<void>;
@@ -74,22 +75,24 @@ export function createHandler(
     if (url === null) return applySecurityHeaders(errorResponse("host_forbidden"), true);
     const isApi = url.pathname.startsWith("/api/") || url.pathname === "/health";
     const tcp = info.remoteAddr.transport === "tcp" ? info.remoteAddr as Deno.NetAddr : null;
-    // The TCP peer only (through the guard: the guard's client); never a header [GW-1].
-    // The guard always dials from 127.0.0.1; a relay is known by its source port, so a
-    // process binding that same port on another loopback address must not match.
-    const fromGuardAddr = tcp !== null && tcp.hostname === "127.0.0.1";
-    const guardedPeer = fromGuardAddr && opts.peers ? opts.peers.peerOf(tcp.port) : null;
-    // SECURITY: behind a guard, a connection the guard did not open (a local process
-    // dialling the internal loopback port directly) would bypass the connection cap
-    // and idle timeout: refuse it before anything else runs.
-    if (opts.peers && guardedPeer === null) {
+    // The TCP peer only (through the guard: the guard's client, found by the
+    // unguessable token the guard stamped on this request); never a header [GW-1].
+    const token = opts.peers ? req.headers.get(GUARD_TOKEN_HEADER) : null;
+    const conn = token !== null && opts.peers ? opts.peers.connOf(token) : null;
+    // SECURITY: behind a guard, a request the guard did not relay (a process that
+    // reached the server's socket directly) would bypass the connection caps and
+    // deadlines: refuse it before anything else runs.
+    if (opts.peers && conn === null) {
       return applySecurityHeaders(errorResponse("connection_forbidden"), true);
     }
-    const remote = guardedPeer ?? tcp?.hostname ?? "local";
-    const endRequest = tcp && opts.peers ? opts.peers.begin(tcp.port) : () => {};
+    const remote = conn?.peer ?? tcp?.hostname ?? "local";
+    const endRequest = conn ? conn.begin() : () => {};
     info.completed.then(endRequest, endRequest);
     let res: Response;
-    if (active >= MAX_CONCURRENT_CONNECTIONS) {
+    // Behind the guard, one request per admitted connection is the bound (an evicted
+    // connection's handler may still be unwinding, so this count would lag it);
+    // without one (in-process use), this counter is the bound.
+    if (!opts.peers && active >= MAX_CONCURRENT_CONNECTIONS) {
       return applySecurityHeaders(errorResponse("too_many_connections"), isApi);
     }
     active++;
@@ -168,73 +171,73 @@ function clipPath(path: string): string {
 
 /**
  * Starts listening. Resolves once bound. The public address is held by the
- * connection guard (conn_guard.ts); Deno.serve itself listens on an
- * ephemeral loopback port behind it.
+ * connection guard (conn_guard.ts); Deno.serve itself listens on a Unix socket
+ * in a fresh 0700 directory, removed again at shutdown.
  */
-export function startServer(opts: ServerOptions): Promise<RunningServer> {
+export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let guard: ConnGuard | null = null;
   const handler = createHandler({
     ...opts,
-    peers: {
-      peerOf: (port) => guard?.peerOf(port) ?? null,
-      begin: (port) => guard?.begin(port) ?? (() => {}),
-    },
+    peers: { connOf: (token) => guard?.connOf(token) ?? null },
   });
-  return new Promise((resolve, reject) => {
-    let server: Deno.HttpServer<Deno.NetAddr>;
-    try {
-      server = Deno.serve({
-        hostname: "127.0.0.1",
-        port: 0,
-        onListen() {},
-        onError(err) {
-          return applySecurityHeaders(toErrorResponse(err, opts.log, "/"), true);
-        },
-      }, handler);
-    } catch (err) {
-      reject(err);
-      return;
-    }
-    const upstream = server;
-    try {
-      guard = startConnGuard({
-        hostname: opts.hostname,
-        port: opts.port,
-        upstreamPort: upstream.addr.port,
-        log: opts.log,
-      });
-    } catch (err) {
-      upstream.shutdown().finally(() => reject(err));
-      return;
-    }
-    const front = guard;
-    const addr = { hostname: front.addr.hostname, port: front.addr.port };
-    opts.gateway.listening?.(addr);
-    opts.onListen?.(addr);
-    let stopped: Promise<void> | null = null;
-    const shutdown = async () => {
-      front.stopAccepting();
-      const done = upstream.shutdown();
-      // In-flight requests get SHUTDOWN_GRACE_MS; then their sockets close.
-      const timer = setTimeout(() => front.closeAll(), SHUTDOWN_GRACE_MS);
-      try {
-        await done;
-        // What the server already wrote may still be in the guard's relay (an
-        // event stream's last frames): deliver it, bounded, before closing [OP-2].
-        await front.drain(SHUTDOWN_RELAY_DRAIN_MS);
-      } finally {
-        clearTimeout(timer);
-        front.closeAll();
-      }
-    };
-    resolve({
-      port: addr.port,
-      hostname: addr.hostname,
-      upstreamPort: upstream.addr.port,
-      shutdown: () => (stopped ??= shutdown()),
-      // Finished only once the guard has relayed everything (a caller that exits
-      // the process on `finished` must not cut the last bytes of a response).
-      finished: upstream.finished.then(() => stopped ?? undefined),
+  const dir = await Deno.makeTempDir({ prefix: "agent-builder-http-" });
+  await Deno.chmod(dir, 0o700);
+  const path = `${dir}/http.sock`;
+  const removeDir = () => Deno.remove(dir, { recursive: true }).catch(() => {});
+  let upstream: Deno.HttpServer<Deno.UnixAddr>;
+  try {
+    upstream = Deno.serve({
+      transport: "unix",
+      path,
+      onListen() {},
+      onError(err) {
+        return applySecurityHeaders(toErrorResponse(err, opts.log, "/"), true);
+      },
+    }, handler);
+  } catch (err) {
+    await removeDir();
+    throw err;
+  }
+  try {
+    guard = startConnGuard({
+      hostname: opts.hostname,
+      port: opts.port,
+      upstreamPath: path,
+      log: opts.log,
     });
-  });
+  } catch (err) {
+    await upstream.shutdown();
+    await removeDir();
+    throw err;
+  }
+  const front = guard;
+  const addr = { hostname: front.addr.hostname, port: front.addr.port };
+  opts.gateway.listening?.(addr);
+  opts.onListen?.(addr);
+  let stopped: Promise<void> | null = null;
+  const shutdown = async () => {
+    front.stopAccepting();
+    const done = upstream.shutdown();
+    // In-flight requests get SHUTDOWN_GRACE_MS; then their sockets close.
+    const timer = setTimeout(() => front.closeAll(), SHUTDOWN_GRACE_MS);
+    try {
+      await done;
+      // What the server already wrote may still be in the guard's relay (an
+      // event stream's last frames): deliver it, bounded, before closing [OP-2].
+      await front.drain(SHUTDOWN_RELAY_DRAIN_MS);
+    } finally {
+      clearTimeout(timer);
+      front.closeAll();
+      await removeDir();
+    }
+  };
+  return {
+    port: addr.port,
+    hostname: addr.hostname,
+    upstreamPath: path,
+    shutdown: () => (stopped ??= shutdown()),
+    // Finished only once the guard has relayed everything (a caller that exits
+    // the process on `finished` must not cut the last bytes of a response).
+    finished: upstream.finished.then(() => stopped ?? undefined),
+  };
 }

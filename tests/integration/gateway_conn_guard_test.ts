@@ -1,19 +1,28 @@
 /**
  * Connection bounds [GW-1] through the real server (connection guard in front
- * of Deno.serve) on loopback: at most MAX_CONCURRENT_CONNECTIONS sockets,
- * idle keep-alive / silent / header-dribbling sockets closed after
- * KEEP_ALIVE_MS, while a long quiet event stream stays open and a
- * half-closing client still gets its answer.
+ * of Deno.serve on its private Unix socket) on loopback: at most
+ * MAX_CONCURRENT_CONNECTIONS sockets and MAX_CONNECTIONS_PER_PEER per peer
+ * address, stalled sockets giving way to new clients, idle keep-alive and
+ * silent sockets closed after KEEP_ALIVE_MS, heads and bodies after their
+ * deadlines, while a long quiet event stream stays open and a half-closing
+ * client still gets its answer. A second peer is a socket bound to 127.0.0.2.
  */
 import { createGateway } from "../../runtime/http/gateway.ts";
 import { startConnGuard } from "../../runtime/http/conn_guard.ts";
 import { SECURITY_HEADERS } from "../../runtime/http/headers.ts";
 import type { Route } from "../../runtime/http/router.ts";
 import { type RunningServer, startServer } from "../../runtime/http/server.ts";
-import { KEEP_ALIVE_MS, MAX_CONCURRENT_CONNECTIONS } from "../../runtime/limits.ts";
+import {
+  KEEP_ALIVE_MS,
+  MAX_CONCURRENT_CONNECTIONS,
+  MAX_CONNECTIONS_PER_PEER,
+  REQUEST_BODY_TIMEOUT_MS,
+  REQUEST_HEAD_TIMEOUT_MS,
+} from "../../runtime/limits.ts";
 import { silentLogger } from "../../runtime/log.ts";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { makeTempHome } from "../helpers/home.ts";
+import { connectFrom, type PeerSocket } from "../helpers/peer_socket.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -85,7 +94,7 @@ const connect = (s: RunningServer) => Deno.connect({ hostname: "127.0.0.1", port
 
 Deno.test("idle, silent and header-dribbling sockets are closed after KEEP_ALIVE_MS; a quiet event stream is not", async () => {
   await withServer(async (s) => {
-    const limit = KEEP_ALIVE_MS * 3;
+    const limit = Math.max(KEEP_ALIVE_MS, REQUEST_HEAD_TIMEOUT_MS) * 3;
     // Every idle clock starts after this instant (at accept or at a delivered response),
     // so the lower bound is measured from here: slow setup under load cannot fail it.
     const before = Date.now();
@@ -115,45 +124,147 @@ Deno.test("idle, silent and header-dribbling sockets are closed after KEEP_ALIVE
       untilClosed(stream, KEEP_ALIVE_MS + 2000),
     ]);
     stop = true;
-    for (const [name, r] of [["silent", a], ["keep-alive", b], ["dribbling", c]] as const) {
+    for (
+      const [name, r, bound] of [
+        ["silent", a, KEEP_ALIVE_MS],
+        ["keep-alive", b, KEEP_ALIVE_MS],
+        ["dribbling", c, REQUEST_HEAD_TIMEOUT_MS],
+      ] as const
+    ) {
       assert(
-        setupMs + r.ms >= KEEP_ALIVE_MS && r.ms < KEEP_ALIVE_MS + 2000,
+        setupMs + r.ms >= bound && r.ms < bound + 2000,
         `${name} closed at ${r.ms} ms (+${setupMs} ms setup)`,
       );
     }
     assertMatch(b.text, /^HTTP\/1\.1 200 OK/);
+    assertMatch(c.text, /^HTTP\/1\.1 408 [\s\S]*"request_timeout"/);
     assertEquals(d.ms, Infinity, "the event stream outlived the idle bound");
     assertMatch(d.text, /event: hello/);
   });
 });
 
-Deno.test("at most MAX_CONCURRENT_CONNECTIONS sockets are open; the next gets a 503 envelope", async () => {
+const STREAM = (port: number) =>
+  `GET /api/test/quiet-stream HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`;
+const PING = (port: number) =>
+  `GET /api/test/ping HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nconnection: close\r\n\r\n`;
+
+/** Opens `n` quiet event streams from `addr`; each is answering (not stalled) when this resolves. */
+async function holdStreams(addr: string, port: number, n: number): Promise<PeerSocket[]> {
+  const out: PeerSocket[] = [];
+  for (let i = 0; i < n; i++) {
+    const sock = await connectFrom(addr, port);
+    out.push(sock);
+    await sock.write(STREAM(port));
+    await sock.waitFor(/event: hello/, 5000);
+  }
+  return out;
+}
+
+/** A one-shot ping from `addr`: the raw answer once the server closes. */
+async function pingFrom(addr: string, port: number): Promise<string> {
+  const sock = await connectFrom(addr, port);
+  try {
+    await sock.write(PING(port));
+    const r = await sock.untilClosed(5000);
+    assert(r.closed, "answered and closed");
+    return r.text;
+  } finally {
+    sock.close();
+  }
+}
+
+function assertBusyEnvelope(text: string): void {
+  const [head, body] = text.split("\r\n\r\n");
+  assertMatch(head, /^HTTP\/1\.1 503 /);
+  for (const [k, v] of Object.entries(SECURITY_HEADERS)) {
+    assert(head.toLowerCase().includes(`${k}: ${v}`.toLowerCase()), k);
+  }
+  assertEquals(JSON.parse(body).error.code, "too_many_connections");
+}
+
+Deno.test("one peer answering MAX_CONNECTIONS_PER_PEER requests gets a 503 for more; another peer is still served", async () => {
   await withServer(async (s) => {
-    const held: Deno.Conn[] = [];
+    const held = await holdStreams("127.0.0.1", s.port, MAX_CONNECTIONS_PER_PEER);
     try {
-      for (let i = 0; i < MAX_CONCURRENT_CONNECTIONS; i++) held.push(await connect(s));
-      // Give the guard a moment to account for every accepted socket.
-      await new Promise((r) => setTimeout(r, 100));
-      const extra = await connect(s);
-      const r = await untilClosed(extra, 3000);
-      assert(r.ms < 3000, "refused at once");
-      const [head, body] = r.text.split("\r\n\r\n");
-      assertMatch(head, /^HTTP\/1\.1 503 /);
-      for (const [k, v] of Object.entries(SECURITY_HEADERS)) {
-        assert(head.toLowerCase().includes(`${k}: ${v}`.toLowerCase()), k);
-      }
-      assertEquals(JSON.parse(body).error.code, "too_many_connections");
-      held.pop()!.close();
-      // The guard frees the slot once it sees the close: wait for that state (bounded),
-      // never sample once after a fixed pause.
-      let answer = "";
-      for (let i = 0; i < 100 && answer !== "pong"; i++) {
-        if (i > 0) await new Promise((r) => setTimeout(r, 20));
-        answer = await (await fetch(`http://127.0.0.1:${s.port}/api/test/ping`)).text();
-      }
-      assertEquals(answer, "pong", "a slot is free again once a socket closes");
+      assertBusyEnvelope(await pingFrom("127.0.0.1", s.port));
+      assertMatch(await pingFrom("127.0.0.2", s.port), /^HTTP\/1\.1 200 OK[\s\S]*pong$/);
     } finally {
-      for (const c of held) c.close();
+      held.forEach((h) => h.close());
+    }
+  });
+});
+
+Deno.test("at most MAX_CONCURRENT_CONNECTIONS sockets answer at once; the next gets a 503 envelope until one ends", async () => {
+  await withServer(async (s) => {
+    const per = MAX_CONNECTIONS_PER_PEER;
+    const held: PeerSocket[] = [];
+    try {
+      for (let p = 0; held.length < MAX_CONCURRENT_CONNECTIONS; p++) {
+        const n = Math.min(per, MAX_CONCURRENT_CONNECTIONS - held.length);
+        held.push(...await holdStreams(`127.0.0.${10 + p}`, s.port, n));
+      }
+      assertBusyEnvelope(await pingFrom("127.0.0.2", s.port));
+      held.pop()!.close();
+      // The guard frees the slot once it sees the close: wait for that state (bounded).
+      let answer = "";
+      for (let i = 0; i < 100 && !answer.endsWith("pong"); i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 20));
+        answer = await pingFrom("127.0.0.2", s.port);
+      }
+      assertMatch(answer, /pong$/, "a slot is free again once a stream ends");
+    } finally {
+      held.forEach((h) => h.close());
+    }
+  });
+});
+
+Deno.test("silent sockets and unfinished bodies holding every slot give way to a new client at once", async () => {
+  await withServer(async (s) => {
+    const held: PeerSocket[] = [];
+    try {
+      // Half the slots: silent sockets; the other half: a POST whose body never completes.
+      for (let i = 0; i < MAX_CONCURRENT_CONNECTIONS; i++) {
+        const sock = await connectFrom(`127.0.0.${20 + (i % 4)}`, s.port);
+        held.push(sock);
+        if (i % 2 === 1) {
+          await sock.write(
+            `POST /api/test/ping HTTP/1.1\r\nhost: 127.0.0.1:${s.port}\r\ncontent-length: 100\r\n\r\n{`,
+          );
+        }
+      }
+      // Far sooner than any deadline: the new clients take stalled slots.
+      for (let i = 0; i < 8; i++) {
+        assertMatch(await pingFrom("127.0.0.2", s.port), /^HTTP\/1\.1 200 OK[\s\S]*pong$/);
+      }
+    } finally {
+      held.forEach((h) => h.close());
+    }
+  });
+});
+
+Deno.test("an unfinished body frees its slot REQUEST_BODY_TIMEOUT_MS after its head", async () => {
+  await withServer(async (s) => {
+    const before = Date.now();
+    const sock = await connectFrom("127.0.0.1", s.port);
+    try {
+      await sock.write(
+        `POST /api/test/ping HTTP/1.1\r\nhost: 127.0.0.1:${s.port}\r\ncontent-length: 100\r\n\r\n{`,
+      );
+      // Dribble more body bytes: they must not extend the deadline.
+      let stop = false;
+      (async () => {
+        for (let i = 0; i < 50 && !stop; i++) {
+          await new Promise((r) => setTimeout(r, 200));
+          await sock.write(" ").catch(() => (stop = true));
+        }
+      })();
+      const r = await sock.untilClosed(REQUEST_BODY_TIMEOUT_MS * 3);
+      stop = true;
+      const ms = Date.now() - before;
+      assert(r.closed, "the server closed the stalled body");
+      assert(ms >= REQUEST_BODY_TIMEOUT_MS && ms < REQUEST_BODY_TIMEOUT_MS + 3000, `${ms} ms`);
+    } finally {
+      sock.close();
     }
   });
 });
@@ -195,13 +306,28 @@ Deno.test("shutdown does not wait for a socket stuck in an unread request body",
   }
 });
 
-Deno.test("a local process dialling the internal port directly is refused before any route runs", () =>
+Deno.test("the server's own socket is private, and a request on it without a live guard token is refused", () =>
   withServer(async (server) => {
-    assert(server.upstreamPort !== server.port);
-    const direct = await fetch(`http://127.0.0.1:${server.upstreamPort}/api/test/ping`);
-    assertEquals(direct.status, 403);
-    assertEquals((await direct.json()).error.code, "connection_forbidden");
-    assertEquals(direct.headers.get("x-frame-options"), SECURITY_HEADERS["x-frame-options"]);
+    const dir = server.upstreamPath.slice(0, server.upstreamPath.lastIndexOf("/"));
+    const st = Deno.statSync(dir);
+    assertEquals(st.mode! & 0o777, 0o700);
+    assertEquals(st.uid, Deno.uid());
+    for (const forged of [null, "0".repeat(32)]) {
+      const direct = await Deno.connect({ transport: "unix", path: server.upstreamPath });
+      await direct.write(enc.encode(
+        `GET /api/test/ping HTTP/1.1\r\nhost: 127.0.0.1:${server.port}\r\n` +
+          (forged ? `x-agent-builder-conn: ${forged}\r\n` : "") + "connection: close\r\n\r\n",
+      ));
+      const r = await untilClosed(direct, 3000);
+      assertMatch(r.text, /^HTTP\/1\.1 403 [\s\S]*"connection_forbidden"/);
+      assertMatch(r.text.toLowerCase(), /x-frame-options: deny/);
+    }
+    // Through the guard, a client cannot present a token of its own.
+    const spoof = await connect(server);
+    await spoof.write(enc.encode(
+      `GET /api/test/ping HTTP/1.1\r\nhost: 127.0.0.1:${server.port}\r\nx-agent-builder-conn: x\r\n\r\n`,
+    ));
+    assertMatch((await untilClosed(spoof, 3000)).text, /^HTTP\/1\.1 400 [\s\S]*"bad_request"/);
     const guarded = await fetch(`http://127.0.0.1:${server.port}/api/test/ping`);
     assertEquals(await guarded.text(), "pong");
   }));
@@ -228,8 +354,10 @@ Deno.test("prior-knowledge HTTP/2 is closed before a byte reaches the server; HT
     assertMatch((await untilClosed(slow, 3000)).text, /^HTTP\/1\.1 200 OK[\s\S]*pong$/);
   }));
 
-Deno.test("a burst of simultaneous connections cannot open more than MAX_CONCURRENT_CONNECTIONS", async () => {
-  const upstream = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+Deno.test("a burst of simultaneous connections never holds more than MAX_CONCURRENT_CONNECTIONS", async () => {
+  const dir = Deno.makeTempDirSync();
+  const path = `${dir}/up.sock`;
+  const upstream = Deno.listen({ transport: "unix", path });
   const accepted: Deno.Conn[] = [];
   const acceptLoop = (async () => {
     for await (const c of upstream) accepted.push(c);
@@ -237,8 +365,9 @@ Deno.test("a burst of simultaneous connections cannot open more than MAX_CONCURR
   const guard = startConnGuard({
     hostname: "127.0.0.1",
     port: 0,
-    upstreamPort: (upstream.addr as Deno.NetAddr).port,
+    upstreamPath: path,
     log: silentLogger,
+    maxPerPeer: MAX_CONCURRENT_CONNECTIONS,
     idleMs: 60_000,
   });
   const extra = 16;
@@ -256,23 +385,23 @@ Deno.test("a burst of simultaneous connections cannot open more than MAX_CONCURR
     }
   };
   try {
-    // Every socket is either refused at once or admitted (and then silent until our timer).
-    const refused = await Promise.all(conns.map(async (c) => {
+    // Every socket is either ended by the guard (a silent one gave way) or still held.
+    const ended = await Promise.all(conns.map(async (c) => {
       const buf = new Uint8Array(1024);
       const timer = setTimeout(() => closeQuietly(c), 3000);
       try {
-        const n = await c.read(buf);
-        return n !== null && dec.decode(buf.subarray(0, n)).startsWith("HTTP/1.1 503");
+        return (await c.read(buf)) === null;
       } catch (err) {
         if (err instanceof Deno.errors.BadResource || err instanceof Deno.errors.Interrupted) {
           return false;
         }
+        if (err instanceof Deno.errors.ConnectionReset) return true;
         throw err;
       } finally {
         clearTimeout(timer);
       }
     }));
-    assertEquals(refused.filter(Boolean).length, extra, "exactly the sockets over the cap");
+    assertEquals(ended.filter(Boolean).length, extra, "exactly the sockets over the cap");
   } finally {
     conns.forEach(closeQuietly);
     guard.stopAccepting();
@@ -282,5 +411,6 @@ Deno.test("a burst of simultaneous connections cannot open more than MAX_CONCURR
       if (!(err instanceof Deno.errors.BadResource)) throw err;
     });
     accepted.forEach(closeQuietly);
+    Deno.removeSync(dir, { recursive: true });
   }
 });

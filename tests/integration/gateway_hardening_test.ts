@@ -12,7 +12,7 @@ import { SECURITY_HEADERS } from "../../runtime/http/headers.ts";
 import type { Route } from "../../runtime/http/router.ts";
 import { type RunningServer, startServer } from "../../runtime/http/server.ts";
 import { createSessionStore, type SessionStore } from "../../runtime/http/sessions.ts";
-import { MAX_CONCURRENT_CONNECTIONS } from "../../runtime/limits.ts";
+import { MAX_CONNECTIONS_PER_PEER } from "../../runtime/limits.ts";
 import type { LogFields, Logger } from "../../runtime/log.ts";
 import { writeToken } from "../../runtime/secrets/bootstrap_token.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
@@ -188,11 +188,11 @@ Deno.test("a 100 MiB declared body is refused with 413 before it is sent", async
   }
 });
 
-Deno.test("at most 64 requests are in flight; the next one gets 503 until a stream closes", async () => {
+Deno.test("one peer has at most MAX_CONNECTIONS_PER_PEER requests in flight; the next gets 503 until a stream closes", async () => {
   const h = await startHarness();
   const open: Response[] = [];
   try {
-    for (let i = 0; i < MAX_CONCURRENT_CONNECTIONS; i++) {
+    for (let i = 0; i < MAX_CONNECTIONS_PER_PEER; i++) {
       const r = await fetch(`${h.url}/api/test/public-stream`);
       assertEquals(r.status, 200);
       open.push(r);
