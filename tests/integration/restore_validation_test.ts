@@ -7,8 +7,8 @@
  * under data/agents/ that is not an Agent id, no registry at all — is refused
  * with its fixed reason before anything is swapped (the home is byte-identical
  * afterwards). And a gzip bomb generated here (~9 MB expanding to ~9 GiB) is
- * refused once its expanded bytes pass the cap: this process's write() bytes
- * (/proc/self/io wchar) stay at most the cap.
+ * refused once its expanded bytes pass the cap: the bytes the restoring thread
+ * passed to write(2) (/proc/thread-self/io wchar) stay at most the cap.
  */
 import { gunzipSync, gzipSync } from "fflate";
 import { DatabaseSync } from "node:sqlite";
@@ -245,9 +245,13 @@ Deno.test("a gzip archive may expand exactly to its cap and not one byte more", 
   }
 });
 
-/** This process's bytes passed to write(2) so far (all threads). */
+/**
+ * Bytes this thread passed to write(2) so far. Restore writes synchronously on
+ * the calling thread; test modules running in parallel (other threads of this
+ * process) are not counted.
+ */
 function writtenBytes(): number {
-  const io = Deno.readTextFileSync("/proc/self/io");
+  const io = Deno.readTextFileSync("/proc/thread-self/io");
   return Number(/^wchar: (\d+)$/m.exec(io)![1]);
 }
 
@@ -306,7 +310,7 @@ Deno.test("a 9 MB gzip bomb is refused after writing at most the cap to staging"
     const err = refusal(() => restoreBackup({ root: target, file, apply: true }));
     const written = writtenBytes() - w0;
     assertEquals(err.reason, "expanded_too_large");
-    // Everything this process wrote meanwhile (staging files plus the lock's pid record).
+    // Everything this thread wrote meanwhile (staging files plus the lock's pid record).
     assert(written <= cap + 64 * 1024, `wrote ${written} bytes, cap ${cap}`);
     assertEquals(treeSnapshot(target), before);
     assertEquals(
