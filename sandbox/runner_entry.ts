@@ -121,7 +121,7 @@ export async function runnerCommand(argv: string[]): Promise<number> {
   }
   const nnp = syscall("prctl", 39, 0, 0, 0, 0);
   if (nnp.ret !== 1n) return reportFailure("not_from_stage1", 0);
-  const r = stage2Confine();
+  const r = stage2Confine(parent);
   if (!r.ok) return reportFailure(r.step, r.errno);
   return await stage2Serve({ scratch, tmp, denoDir, pidns: a.flags["pidns"] === "1" });
 }
@@ -283,10 +283,15 @@ function isolateMounts(scratch: string, tmp: string): StepResult {
   }
 }
 
-function stage2Confine(): StepResult {
+function stage2Confine(server: number): StepResult {
   const seq: Array<() => StepResult> = [
     // Its own session and group (it was spawned, not exec'd, by stage 1).
     () => PRODUCTION_STEPS.newSession(),
+    // A spawned child does not inherit the parent-death signal: arm it again,
+    // aimed at stage 1, and make sure stage 1 (whose parent is the server)
+    // is still there. With stage 2 gone, the PID namespace goes too.
+    () => check("pdeathsig", syscall("prctl", 1, /* PR_SET_PDEATHSIG */ SIGKILL, 0, 0, 0)),
+    () => stage1StillServing(server),
     () => PRODUCTION_STEPS.nonDumpable(),
     () => check("subreaper", syscall("prctl", PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)),
     () => PRODUCTION_STEPS.warmUpSignals(),
@@ -303,6 +308,21 @@ function stage2Confine(): StepResult {
     if (!r.ok) return r;
   }
   return { ok: true };
+}
+
+/**
+ * The parent (stage 1) must still exist and still be the server's child. In
+ * a PID namespace getppid() is 0 (the parent is outside), so this reads the
+ * host's view from /proc, which stage 2 can read before Landlock matters
+ * (it already applies; /proc is in the runner's ruleset).
+ */
+function stage1StillServing(server: number): StepResult {
+  const self = readProcText("/proc/self/status") ?? "";
+  const ppid = Number(/\nPPid:\s+(\d+)/.exec(self)?.[1] ?? 0);
+  if (ppid <= 1) return fail("parent_gone", 0);
+  const parent = readProcText(`/proc/${ppid}/status`) ?? "";
+  const grand = Number(/\nPPid:\s+(\d+)/.exec(parent)?.[1] ?? 0);
+  return grand === server ? { ok: true } : fail("parent_gone", 0);
 }
 
 function reportFailure(step: string, errno: number): number {

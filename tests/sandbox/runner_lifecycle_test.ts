@@ -1,0 +1,120 @@
+/**
+ * Runner lifecycle [EX-1, EX-2]: a server killed during a command leaves no
+ * runner and no process of the command behind (a setsid'd daemon included);
+ * a cancelled command ends everything; the slots bound commands per Run and
+ * per server with exec_busy after the wait.
+ */
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { acquireCommandSlot, runCommand } from "../../runtime/exec/runner.ts";
+import { listNumericEntries, readProcText } from "../../sandbox/procfs.ts";
+import { AppError } from "../../runtime/errors.ts";
+
+function processesWith(token: string): number[] {
+  return listNumericEntries("/proc").filter((pid) =>
+    (readProcText(`/proc/${pid}/cmdline`) ?? "").includes(token)
+  );
+}
+
+/** Polls a state with a generous bound for a loaded machine (no fixed sleeps). */
+async function until(what: string, ok: () => boolean, boundMs = 30_000): Promise<void> {
+  const end = Date.now() + boundMs;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+function dirs() {
+  const base = Deno.makeTempDirSync({ prefix: "ab-runner-life-" });
+  Deno.chmodSync(base, 0o700);
+  Deno.mkdirSync(`${base}/scratch`);
+  Deno.mkdirSync(`${base}/tmp`);
+  return { base, scratch: `${base}/scratch`, tmp: `${base}/tmp` };
+}
+
+const token = () => `${200000 + Math.floor(Math.random() * 700000)}.${Date.now() % 1000}`;
+
+Deno.test("a server killed during a command leaves no runner and no process of the command", async () => {
+  const d = dirs();
+  const t = token();
+  try {
+    const server = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--quiet",
+        "--config",
+        new URL("../../deno.json", import.meta.url).pathname,
+        "-A",
+        new URL("./runner_server_stand_in.ts", import.meta.url).pathname,
+        d.scratch,
+        d.tmp,
+        t,
+      ],
+      stdout: "null",
+      stderr: "inherit",
+    }).spawn();
+    // Running: the command and its daemon both exist.
+    await until("the command and its daemon", () => processesWith(t).length >= 2);
+    // The runner's own processes carry the scratch path on their command line.
+    assert(processesWith(d.scratch).length >= 2, "runner stages visible");
+    server.kill("SIGKILL");
+    await server.status;
+    await until(
+      "every runner and command process gone",
+      () => processesWith(t).length === 0 && processesWith(d.scratch).length === 0,
+    );
+  } finally {
+    Deno.removeSync(d.base, { recursive: true });
+  }
+});
+
+Deno.test("a cancelled command ends with outcome cancelled and nothing left", async () => {
+  const d = dirs();
+  const t = token();
+  try {
+    const ac = new AbortController();
+    let seen = "";
+    const r = await runCommand({
+      argv: ["sh", "-c", `echo ready; (setsid -f sleep ${t} >/dev/null 2>&1 &); sleep ${t}`],
+      cwd: "",
+      scratchDir: d.scratch,
+      tmpDir: d.tmp,
+      timeoutS: 120,
+      runKey: "cancel",
+      signal: ac.signal,
+      onOutput: (x) => {
+        seen += x.text;
+        if (seen.includes("ready")) ac.abort();
+      },
+    });
+    assertEquals([r.outcome, r.stdout.text], ["cancelled", "ready\n"]);
+    assertEquals(processesWith(t), []);
+  } finally {
+    Deno.removeSync(d.base, { recursive: true });
+  }
+});
+
+Deno.test("one command per Run and two per server: the next waits, then exec_busy", async () => {
+  const code = async (p: Promise<unknown>) => {
+    try {
+      await p;
+      return "acquired";
+    } catch (e) {
+      return e instanceof AppError ? e.code : String(e);
+    }
+  };
+  const a = await acquireCommandSlot("run-a", 0);
+  // The same Run: busy while its command runs.
+  assertEquals(await code(acquireCommandSlot("run-a", 50)), "exec_busy");
+  const b = await acquireCommandSlot("run-b", 0);
+  // A third Run: the server's two slots are taken.
+  assertEquals(await code(acquireCommandSlot("run-c", 50)), "exec_busy");
+  // A waiter gets the slot as soon as one is released (within its wait).
+  const waiting = acquireCommandSlot("run-c", 30_000);
+  a();
+  const c = await waiting;
+  b();
+  c();
+  const again = await acquireCommandSlot("run-a", 0);
+  again();
+});
