@@ -30,6 +30,8 @@ import { createCommandPorts, runCommandDeps } from "./app_ports.ts";
 import { createCommandService } from "./commands/service.ts";
 import { commandRoutes } from "./http/command_routes.ts";
 import { runRoutes } from "./http/run_routes.ts";
+import { changeRoutes } from "./http/change_routes.ts";
+import { runCommand } from "./exec/runner.ts";
 import { createRunQueries } from "./runs/run_queries.ts";
 import { createRunService, type RunService } from "./runs/run_service.ts";
 import { NO_RUN_TEST_HOOKS, type RunTestHooks } from "./runs/test_hooks.ts";
@@ -104,6 +106,7 @@ export function createApp(opts: AppOptions): App {
     broker: model,
     log: opts.log,
     testHooks: opts.runTestHooks ?? NO_RUN_TEST_HOOKS,
+    runCommand,
   });
   agents.attachRunControl({ cancelAgentWork: (id, why) => runs.cancelAgentWork(id, why) });
   // [CV-6] Runs left running by a previous process become interrupted before serving.
@@ -116,6 +119,7 @@ export function createApp(opts: AppOptions): App {
     ...agentRoutes({ agents, models: { isKnown: (id) => isSelectableModel(model, id) } }),
     ...conversationRoutes({ conversations }),
     ...runRoutes({ runs, queries: runQueries }),
+    ...changeRoutes({ stateDb: (id) => runs.read.stateDb(id) }),
   ];
   // Slash commands [SC-1]: read-only ports plus cancel; never a Turn or a model call.
   const commandPorts = createCommandPorts({

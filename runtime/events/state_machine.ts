@@ -123,6 +123,10 @@ export function step(s: MachineState, kind: EventKind, payload: Record<string, u
       if (s.openTool === null || payload.call_id !== s.openTool) return bad("unpaired tool call");
       n.openTool = null;
       return { ok: true, state: n };
+    case "tool.output.delta":
+      // Live output belongs to the open tool call that runs the command [EX-4].
+      if (s.openTool === null || payload.call_id !== s.openTool) return bad("output outside tool");
+      return { ok: true, state: n };
     case "permission.requested":
     case "permission.decided":
       // An approval belongs to the open tool call it gates.

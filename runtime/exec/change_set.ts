@@ -20,7 +20,7 @@
  * - symlinks, FIFOs and the like a command made are never applied: they are
  *   counted in `left_out`.
  */
-import { createTwoFilesPatch } from "diff";
+import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import { listDir } from "../../linuxfs/dirents.ts";
 import { type FileIdentity, identityOf, lstatIn } from "../../linuxfs/fs_anchor.ts";
 import { closeFd, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, type Statx } from "../../sandbox/libc.ts";
@@ -31,7 +31,8 @@ import {
   EXEC_APPLY_FILE_MAX_BYTES,
   SCRATCH_ENTRIES_MAX,
 } from "../limits.ts";
-import { canonicalJson, domainDigest, utf8Bytes } from "../protocol/digest.ts";
+import { canonicalJson, utf8Bytes } from "../protocol/digest.ts";
+import { domainDigest } from "../tools/text.ts";
 import { canonicalPath, compareUtf8, isReservedName } from "../tools/path.ts";
 import { decodeText } from "../tools/text.ts";
 import type { ScratchCopy } from "./scratch.ts";
@@ -358,7 +359,7 @@ function addDiff(c: Collect, e: ChangeEntry, before: string | null, after: strin
     after,
     undefined,
     undefined,
-    { maxEditLength: DIFF_EDIT_LENGTH_MAX },
+    { maxEditLength: DIFF_EDIT_LENGTH_MAX, headerOptions: FILE_HEADERS_ONLY },
   );
   if (d === undefined) {
     e.note = "too_large_for_diff";

@@ -105,7 +105,15 @@ export const PAYLOADS = {
   "tool.call.requested": z.object({
     call_id: CallIdSchema,
     tool_id: ToolIdSchema,
-    args: z.record(z.string().max(32), z.union([z.string().max(16384), z.number(), z.boolean()])),
+    args: z.record(
+      z.string().max(32),
+      z.union([
+        z.string().max(16384),
+        z.number(),
+        z.boolean(),
+        z.array(z.string().max(4096)).max(256),
+      ]),
+    ),
     args_digest: DigestSchema,
   }).strict(),
   "tool.call.completed": z.object({
@@ -118,6 +126,12 @@ export const PAYLOADS = {
     result_digest: DigestSchema,
     projection: z.enum(["inline", "receipt", "error"]),
     elapsed_ms: Ms,
+  }).strict(),
+  /** Live output of a running command [EX-4]: ephemeral, coalesced, ≤ 256 KiB per command. */
+  "tool.output.delta": z.object({
+    call_id: CallIdSchema,
+    stream: z.enum(["stdout", "stderr"]),
+    text: z.string().max(65536),
   }).strict(),
   "permission.requested": z.object({
     permission_id: IdSchema,
@@ -169,6 +183,7 @@ export const EVENT_KINDS = Object.keys(PAYLOADS) as EventKind[];
 export const EPHEMERAL_KINDS: ReadonlySet<EventKind> = new Set([
   "assistant.block.delta",
   "assistant.reasoning.delta",
+  "tool.output.delta",
 ]);
 export const TERMINAL_KINDS: ReadonlySet<EventKind> = new Set([
   "run.completed",

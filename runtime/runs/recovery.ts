@@ -12,6 +12,7 @@
  */
 import type { AgentService } from "../agents/service.ts";
 import { RunJournal, validateJournal, writeStaged } from "../events/journal.ts";
+import { scratchRootRel } from "../exec/scratch_root.ts";
 import { agentRuntimeRel, type HomeLayout } from "../home.ts";
 import type { Logger } from "../log.ts";
 import { canonicalJson } from "../protocol/digest.ts";
@@ -80,11 +81,13 @@ export function recoverRuns(
       });
     }
     unknown += operationsOutcomeUnknown(db, at);
-    const runsRel = `${agentRuntimeRel(agent.id)}/runs`;
-    try {
-      Deno.removeSync(`${opts.home.root}/${runsRel}`, { recursive: true });
-    } catch (err) {
-      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    // Every Run root and every scratch copy [EX-3] of a previous process goes.
+    for (const rel of [`${agentRuntimeRel(agent.id)}/runs`, scratchRootRel(agent.id)]) {
+      try {
+        Deno.removeSync(`${opts.home.root}/${rel}`, { recursive: true });
+      } catch (err) {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+      }
     }
   }
   if (interrupted > 0 || unknown > 0) {

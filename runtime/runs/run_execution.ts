@@ -23,6 +23,8 @@ import type { RunRecorder, Terminal } from "./run_recorder.ts";
 import { abortedTerminal, crashTerminal, errorTerminal } from "./run_terminal.ts";
 import type { ApprovalContext } from "./turn_context.ts";
 import { driveTurn } from "./turn_driver.ts";
+import { type RunCommandFn, RunExec } from "../exec/run_exec.ts";
+import { scratchRootRel } from "../exec/scratch_root.ts";
 
 export type SpawnWorker = (runRoot: string) => Promise<WorkerHandle<WorkerToControl>>;
 
@@ -34,6 +36,8 @@ export interface ExecutionDeps {
   now: () => number;
   spawnWorker: SpawnWorker;
   workspaceDir(agentId: string): string;
+  /** The runner [EX-1]; null ⇒ exec/command and exec/apply are denied. */
+  runCommand: RunCommandFn | null;
   /** Aborts the Run (once) for `reason`. */
   abort(runId: string, reason: "deadline"): void;
 }
@@ -66,6 +70,16 @@ export async function executeRun(
   );
   let worker: WorkerHandle<WorkerToControl> | null = null;
   let terminal: Terminal;
+  // [EX-3] The Run's scratch copy lives beside the Run root, outside the Worker's tree bound.
+  const exec = deps.runCommand === null ? undefined : new RunExec({
+    agentId: run.agentId,
+    runId: run.runId,
+    workspaceDir: deps.workspaceDir(run.agentId),
+    rootDir: `${deps.home.root}/${scratchRootRel(run.agentId)}/${run.runId}`,
+    db: x.db,
+    runCommand: deps.runCommand,
+    now: deps.now,
+  });
   try {
     ensurePrivateDir(deps.home.root, rootRel);
     const w = await deps.spawnWorker(runRoot);
@@ -97,6 +111,7 @@ export async function executeRun(
       scope: x.scope,
       approvals: x.approvals,
       reasoning: x.reasoning,
+      exec,
     });
     if (terminal.state === "failed" && terminal.code === "worker_crashed") {
       terminal = await crashTerminal(w.exited, terminal, CANCEL_GRACE_MS);
@@ -109,6 +124,11 @@ export async function executeRun(
     clearTimeout(timer);
   }
   recorder.finish(terminal);
+  // [EX-3] The scratch copy is deleted at the Run's terminal (no command runs any more:
+  // a tool call always ends before the terminal).
+  await exec?.dispose().catch((err) => {
+    deps.log.error("run.scratch_remove_failed", { kind: err instanceof Error ? err.name : "x" });
+  });
   // Inactive once the terminal is durable; Worker exit and root removal still hold admission.
   hooks.settled();
   if (worker) await worker.cancel(CANCEL_GRACE_MS);

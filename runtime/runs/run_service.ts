@@ -47,6 +47,7 @@ import { Approvals, type Decision } from "./approvals.ts";
 import { recoverRuns } from "./recovery.ts";
 import { beginRun, lowerLimits, type TurnLimits, turnSnapshot } from "./run_begin.ts";
 import { executeRun, type SpawnWorker } from "./run_execution.ts";
+import type { RunCommandFn } from "../exec/run_exec.ts";
 import { Preparations, type PreparationView } from "./preparation.ts";
 import { contextInputsOf, createRunInputs, type PreparedInputs } from "./run_inputs.ts";
 import { RunRecorder } from "./run_recorder.ts";
@@ -72,6 +73,8 @@ export interface RunServiceOptions {
   agentLimits?: (agentId: string) => Partial<TurnLimits>;
   /** Test-only hooks (runtime/runs/test_hooks.ts). @default none */
   testHooks?: RunTestHooks;
+  /** The runner's runCommand [EX-1]. @default none: exec/command and exec/apply are denied */
+  runCommand?: RunCommandFn;
 }
 
 export interface SubmitBody {
@@ -171,6 +174,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
     now,
     spawnWorker,
     workspaceDir,
+    runCommand: opts.runCommand ?? null,
     abort: (runId: string, reason: "deadline") => active.abort(runId, reason),
   };
 

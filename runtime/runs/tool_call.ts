@@ -16,7 +16,7 @@
  * - at most PERMISSIONS_PENDING_MAX approvals are pending per Agent;
  * - the model sees the [TL-3] projection of the canonical result.
  */
-import type { ErrorCode } from "../errors.ts";
+import { AppError, type ErrorCode } from "../errors.ts";
 import { OPERATION_LEDGER_ROWS_MAX, PERMISSIONS_PENDING_MAX } from "../limits.ts";
 import { canonicalJson, domainDigest } from "../protocol/digest.ts";
 import {
@@ -40,6 +40,57 @@ import {
   type ToolExecResult,
 } from "./tool_exec.ts";
 import type { TurnContext } from "./turn_context.ts";
+import { EXEC_TOOL_EXECUTORS, prepareExecTool } from "../exec/exec_tools.ts";
+import type { ReadReceipt } from "../tools/file_read_text.ts";
+import type { MutationBinding } from "../tools/mutation_plan.ts";
+import type { ToolArgs } from "../tools/policy.ts";
+
+type Gated =
+  | {
+    ok: true;
+    preview: string;
+    planDigest: string;
+    executor: string;
+    commit(): Promise<ToolExecResult> | ToolExecResult;
+  }
+  | { ok: false; code: ErrorCode };
+
+function gatedMutation(
+  toolId: string,
+  workspaceDir: string,
+  args: ToolArgs,
+  receipt: ReadReceipt | undefined,
+  binding: MutationBinding,
+): Gated {
+  const prep = prepareMutation(toolId, workspaceDir, args, receipt ?? null, binding);
+  if (!prep.ok) return prep;
+  return {
+    ok: true,
+    preview: prep.preview,
+    planDigest: prep.plan.plan_digest,
+    executor: MUTATION_TOOL_EXECUTORS[toolId],
+    commit: () => commitApproved(workspaceDir, prep.plan, binding),
+  };
+}
+
+function gatedExec(ctx: TurnContext, toolId: string, args: ToolArgs, callId: string): Gated {
+  let live = true;
+  const r = prepareExecTool(ctx.exec!, toolId, args, {
+    callId,
+    signal: ctx.signal,
+    // Live output is ephemeral [EX-4]; once the Run's live record is full it stops.
+    emit: (d) => {
+      if (!live) return;
+      try {
+        ctx.recorder.ephemeral("tool.output.delta", { call_id: callId, ...d });
+      } catch (err) {
+        if (!(err instanceof AppError) || err.code !== "run_event_limit") throw err;
+        live = false;
+      }
+    },
+  });
+  return r.ok ? { ok: true, ...r.gated } : r;
+}
 import type { Pending } from "./turn_state.ts";
 
 /** `digest`/`bytes` describe the canonical result (what a collapse receipt names). */
@@ -98,7 +149,8 @@ export async function runToolCall(
     }
   } else if (
     tool.decision === "ask" && ctx.approvals &&
-    Object.hasOwn(MUTATION_TOOL_EXECUTORS, tool.spec.id)
+    (Object.hasOwn(MUTATION_TOOL_EXECUTORS, tool.spec.id) ||
+      (ctx.exec !== undefined && Object.hasOwn(EXEC_TOOL_EXECUTORS, tool.spec.id)))
   ) {
     const a = ctx.approvals;
     const binding = {
@@ -108,13 +160,11 @@ export async function runToolCall(
       call_id: p.ref.call_id,
     };
     const path = typeof check.args.path === "string" ? check.args.path : "";
-    const prep = prepareMutation(
-      tool.spec.id,
-      ctx.workspaceDir,
-      check.args,
-      a.receipts.get(path) ?? null,
-      binding,
-    );
+    // File mutations and the exec tools share one approval path: a preview, a bound
+    // plan digest, and a commit that runs only after the decision [TL-2, TL-6, EX-5].
+    const prep = ctx.exec !== undefined && Object.hasOwn(EXEC_TOOL_EXECUTORS, tool.spec.id)
+      ? gatedExec(ctx, tool.spec.id, check.args, p.ref.call_id)
+      : gatedMutation(tool.spec.id, ctx.workspaceDir, check.args, a.receipts.get(path), binding);
     if (!prep.ok) result = prep;
     else if (countPendingPermissions(db) >= PERMISSIONS_PENDING_MAX) {
       result = { ok: false, code: "tool_denied" };
@@ -125,7 +175,7 @@ export async function runToolCall(
         call_id: p.ref.call_id,
         tool_id: tool.spec.id,
         preview: prep.preview,
-        plan_digest: prep.plan.plan_digest,
+        plan_digest: prep.planDigest,
       }, () =>
         insertPermission(db, {
           id: permissionId,
@@ -149,8 +199,8 @@ export async function runToolCall(
       } else if (!a.generationCurrent()) {
         result = { ok: false, code: "approval_stale" };
       } else {
-        dispatch(MUTATION_TOOL_EXECUTORS[tool.spec.id]);
-        result = commitApproved(ctx.workspaceDir, prep.plan, binding);
+        dispatch(prep.executor);
+        result = await prep.commit();
       }
     }
   } else {

@@ -16,6 +16,7 @@ import type { ErrorCode } from "../errors.ts";
 import { canonicalJson, utf8Bytes } from "../protocol/digest.ts";
 import { openWorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import type { ToolSpec } from "../tools/catalog.ts";
+import type { ToolArgs } from "../tools/policy.ts";
 import { fileGlob } from "../tools/file_glob.ts";
 import { fileGrep } from "../tools/file_grep.ts";
 import { fileReadText, type ReadReceipt } from "../tools/file_read_text.ts";
@@ -37,7 +38,7 @@ export const READ_TOOL_EXECUTORS: Readonly<Record<string, string>> = Object.free
   "file/grep": "control-plane/file_grep/v1",
 });
 
-type Args = Record<string, string | number | boolean>;
+type Args = ToolArgs;
 
 function run(toolId: string, dir: string, args: Args): ToolExecResult {
   const o = openWorkspaceRoot(dir);

@@ -14,6 +14,7 @@ import type {
   WorkerToControl,
 } from "../protocol/worker_frames.ts";
 import type { ReadReceipt } from "../tools/file_read_text.ts";
+import type { RunExec } from "../exec/run_exec.ts";
 import type { Approvals } from "./approvals.ts";
 import type { RunRecorder } from "./run_recorder.ts";
 
@@ -56,6 +57,8 @@ export interface TurnContext {
   approvals?: ApprovalContext;
   /** The Agent's reasoning setting [MB-12]. @default true */
   reasoning?: boolean;
+  /** The Run's scratch copy and change sets [EX-2..5]; absent ⇒ no runner, exec tools denied. */
+  exec?: RunExec;
 }
 
 export function argsDigest(args: unknown): string {

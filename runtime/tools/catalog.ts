@@ -13,9 +13,17 @@
  */
 import { z } from "zod";
 import {
+  CHANGE_SET_PATHS_MAX,
+  COMMAND_ARG_MAX_ITEM_BYTES,
+  COMMAND_ARGV_MAX_ITEMS,
+  COMMAND_ARGV_MAX_TOTAL_BYTES,
+  COMMAND_TIMEOUT_MAX_S,
+  COMMAND_TIMEOUT_MIN_S,
   EDIT_FRAGMENT_MAX_BYTES,
   EDIT_RESULT_MAX_BYTES,
   EDIT_TIMEOUT_MS,
+  EXEC_APPLY_TIMEOUT_MS,
+  EXEC_COMMAND_TOOL_TIMEOUT_MS,
   GREP_PATTERN_MAX_BYTES,
   PATH_BYTES_MAX,
   READ_CHUNK_MAX_BYTES,
@@ -24,6 +32,7 @@ import {
   RUNNER_WALL_MS,
   SEARCH_RESULT_MAX_BYTES,
   SEARCH_TIMEOUT_MS,
+  TOOL_RESULT_PROJECTION_MAX_BYTES,
   WRITE_CONTENT_MAX_BYTES,
 } from "../limits.ts";
 import { ToolIdSchema } from "../protocol/worker_frames.ts";
@@ -47,6 +56,15 @@ const ArgSchema = z.discriminatedUnion("type", [
     description: z.string().max(200),
     required: z.boolean(),
   }).strict(),
+  // A list of strings (exec/command's argv, exec/apply's paths): the catalog
+  // checks the shape and these caps; the executor checks its own finer rules.
+  z.object({
+    type: z.literal("string_array"),
+    description: z.string().max(200),
+    required: z.boolean(),
+    max_items: z.number().int().min(1).max(256),
+    item_max_bytes: z.number().int().min(1).max(4096),
+  }).strict(),
 ]);
 
 export const ToolSpecSchema = z.object({
@@ -62,9 +80,9 @@ export const ToolSpecSchema = z.object({
     concurrency: z.enum(["parallel_safe", "serial"]),
   }).strict(),
   default_policy: z.enum(["allow", "ask"]),
-  timeout_ms: z.number().int().min(1).max(60_000),
+  timeout_ms: z.number().int().min(1).max(EXEC_COMMAND_TOOL_TIMEOUT_MS),
   cancellable: z.literal(true),
-  input_max_bytes: z.number().int().min(1).max(16384),
+  input_max_bytes: z.number().int().min(1).max(65536),
   output_max_bytes: z.number().int().min(1).max(65536),
 }).strict();
 export type ToolSpec = z.infer<typeof ToolSpecSchema>;
@@ -233,6 +251,59 @@ export const BUILTIN_TOOL_SPECS: readonly ToolSpec[] = [
     input_max_bytes: 4096,
     output_max_bytes: RUNNER_OUTPUT_MAX_BYTES,
   },
+  {
+    id: "exec/command",
+    version: 3,
+    description:
+      "Run a program on a scratch copy of the workspace (never the workspace itself); returns exit code, output and the change set. Apply changes with exec/apply.",
+    args: {
+      argv: {
+        type: "string_array",
+        description: "Program and arguments; argv[0] is a bare name on PATH or deno.",
+        required: true,
+        max_items: COMMAND_ARGV_MAX_ITEMS,
+        item_max_bytes: COMMAND_ARG_MAX_ITEM_BYTES,
+      },
+      cwd: { ...path("Workspace-relative working directory; default the root."), required: false },
+      timeout_s: {
+        type: "integer",
+        description: "Wall-clock limit in seconds (default 60).",
+        required: false,
+        minimum: COMMAND_TIMEOUT_MIN_S,
+        maximum: COMMAND_TIMEOUT_MAX_S,
+      },
+    },
+    result: text,
+    attributes: { read: true, write: false, risk: "high", concurrency: "serial" },
+    default_policy: "ask",
+    timeout_ms: EXEC_COMMAND_TOOL_TIMEOUT_MS,
+    cancellable: true,
+    // argv's 16 KiB plus JSON escaping (a NUL escapes to six bytes) and the other fields.
+    input_max_bytes: 4 * COMMAND_ARGV_MAX_TOTAL_BYTES,
+    output_max_bytes: TOOL_RESULT_PROJECTION_MAX_BYTES,
+  },
+  {
+    id: "exec/apply",
+    version: 3,
+    description:
+      "Apply the latest change set of exec/command (or the named paths of it) to the real workspace.",
+    args: {
+      paths: {
+        type: "string_array",
+        description: "Workspace-relative paths of the change set; default all of it.",
+        required: false,
+        max_items: CHANGE_SET_PATHS_MAX,
+        item_max_bytes: PATH_BYTES_MAX,
+      },
+    },
+    result: text,
+    attributes: writeAttrs,
+    default_policy: "ask",
+    timeout_ms: EXEC_APPLY_TIMEOUT_MS,
+    cancellable: true,
+    input_max_bytes: 65536,
+    output_max_bytes: TOOL_RESULT_PROJECTION_MAX_BYTES,
+  },
 ];
 
 /** A sealed catalog: validated, unique ids, frozen. */
@@ -278,6 +349,13 @@ export function providerToolSchema(spec: ToolSpec): Record<string, unknown> {
   for (const [name, a] of Object.entries(spec.args)) {
     properties[name] = a.type === "integer"
       ? { type: "integer", description: a.description, minimum: a.minimum, maximum: a.maximum }
+      : a.type === "string_array"
+      ? {
+        type: "array",
+        description: a.description,
+        items: { type: "string" },
+        maxItems: a.max_items,
+      }
       : { type: a.type, description: a.description };
     if (a.required) required.push(name);
   }

@@ -90,15 +90,19 @@ export function providerTools(set: EffectiveToolSet, narrowed: boolean): Record<
   return narrowed ? [] : set.tools.map((t) => providerToolSchema(t.spec));
 }
 
+/** One validated argument value. */
+export type ToolArgValue = string | number | boolean | string[];
+export type ToolArgs = Record<string, ToolArgValue>;
+
 export type ArgsCheck =
-  | { ok: true; args: Record<string, string | number | boolean> }
+  | { ok: true; args: ToolArgs }
   | { ok: false };
 
 /** Validates model-chosen arguments against the spec's controlled schema. */
 export function validateToolArgs(spec: ToolSpec, raw: unknown): ArgsCheck {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return { ok: false };
   if (utf8Bytes(JSON.stringify(raw)) > spec.input_max_bytes) return { ok: false };
-  const out: Record<string, string | number | boolean> = {};
+  const out: ToolArgs = {};
   for (const key of Object.keys(raw)) {
     if (!Object.hasOwn(spec.args, key)) return { ok: false };
   }
@@ -116,6 +120,14 @@ export function validateToolArgs(spec: ToolSpec, raw: unknown): ArgsCheck {
       if (typeof v !== "number" || !Number.isInteger(v) || v < a.minimum || v > a.maximum) {
         return { ok: false };
       }
+    } else if (a.type === "string_array") {
+      if (!Array.isArray(v) || v.length > a.max_items) return { ok: false };
+      for (const item of v) {
+        if (typeof item !== "string" || utf8Bytes(item) > a.item_max_bytes) return { ok: false };
+        if (!item.isWellFormed()) return { ok: false };
+      }
+      out[name] = [...v as string[]];
+      continue;
     } else if (typeof v !== "boolean") return { ok: false };
     out[name] = v as string | number | boolean;
   }

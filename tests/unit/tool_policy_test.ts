@@ -2,6 +2,7 @@ import { deepStrictEqual as assertEquals, notDeepStrictEqual, throws } from "nod
 import {
   BUILTIN_TOOL_SPECS,
   providerToolName,
+  providerToolSchema,
   sealCatalog,
   toolIdFromProviderName,
 } from "../../runtime/tools/catalog.ts";
@@ -31,6 +32,8 @@ const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: 
     rules: [],
     interactive: true,
     expect: [
+      "exec/apply:ask",
+      "exec/command:ask",
       "exec/run:ask",
       "file/edit:ask",
       "file/glob:allow",
@@ -54,6 +57,8 @@ const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: 
     rules: [{ tool_id: "file/write", decision: "allow" }],
     interactive: true,
     expect: [
+      "exec/apply:ask",
+      "exec/command:ask",
       "exec/run:ask",
       "file/edit:ask",
       "file/glob:allow",
@@ -95,6 +100,8 @@ Deno.test("resolveToolSet(): the digest pins the manifest and changes with the p
   assertEquals(a.digest, b.digest);
   notDeepStrictEqual(a.digest, c.digest);
   assertEquals(c.denied, [
+    { tool_id: "exec/apply", reason: "non_interactive_ask" },
+    { tool_id: "exec/command", reason: "non_interactive_ask" },
     { tool_id: "exec/run", reason: "non_interactive_ask" },
     { tool_id: "file/edit", reason: "non_interactive_ask" },
     { tool_id: "file/glob", reason: "policy_deny" },
@@ -142,3 +149,26 @@ for (const c of argCases) {
     assertEquals(validateToolArgs(read, c.raw).ok, c.ok);
   });
 }
+
+Deno.test("validateToolArgs(): a string list is checked for shape, item count and item size", () => {
+  const spec = catalog.get("exec/command")!;
+  assertEquals(validateToolArgs(spec, { argv: ["echo", "hi"] }), {
+    ok: true,
+    args: { argv: ["echo", "hi"] },
+  });
+  assertEquals(validateToolArgs(spec, { argv: "echo hi" }).ok, false);
+  assertEquals(validateToolArgs(spec, { argv: ["echo", 1] }).ok, false);
+  assertEquals(validateToolArgs(spec, { argv: Array(64).fill("x") }).ok, true);
+  assertEquals(validateToolArgs(spec, { argv: Array(65).fill("x") }).ok, false);
+  assertEquals(validateToolArgs(spec, { argv: ["x".repeat(4096)] }).ok, true);
+  assertEquals(validateToolArgs(spec, { argv: ["x".repeat(4097)] }).ok, false);
+  const rendered = providerToolSchema(spec) as {
+    function: { parameters: { properties: Record<string, unknown> } };
+  };
+  assertEquals(rendered.function.parameters.properties.argv, {
+    type: "array",
+    description: spec.args.argv.description,
+    items: { type: "string" },
+    maxItems: 64,
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * The exec tools behind one approval each [EX-2, EX-5, TL-2]: what the
+ * operator is shown and what the approval binds, and the commit that runs
+ * only after it. Used by runtime/runs/tool_call.ts exactly like the file
+ * mutations' prepare/commit pair.
+ *
+ * What this file enforces: exec/command's finer argument rules run before
+ * any approval is asked (command_args.ts: a bad argv, program or cwd is a
+ * fixed tool error and nothing runs); the preview of exec/command is the
+ * argv, cwd and timeout; the preview of exec/apply is the change-set
+ * summary and the diffs in path order (≤ 4 KiB with the fixed truncation
+ * marker — the operator's approval view fetches the whole change set from
+ * `GET …/runs/<run>/changes`); the approval binds a digest of exactly what
+ * will run or be applied.
+ */
+import type { ErrorCode } from "../errors.ts";
+import { canonicalJson } from "../protocol/digest.ts";
+import { domainDigest } from "../tools/text.ts";
+import type { ToolArgs } from "../tools/policy.ts";
+import { previewOf } from "../tools/mutation_plan.ts";
+import { checkCommandArgs } from "./command_args.ts";
+import type { ExecResult, RunExec } from "./run_exec.ts";
+import type { OutputDelta } from "./runner_types.ts";
+
+/** The exec tools and their executor identities (operation ledger). */
+export const EXEC_TOOL_EXECUTORS: Readonly<Record<string, string>> = Object.freeze({
+  "exec/command": "runner/command/v1",
+  "exec/apply": "control-plane/exec_apply/v1",
+});
+
+/** One approval-gated exec call: what is shown, what is bound, what runs after approval. */
+export interface GatedExec {
+  preview: string;
+  planDigest: string;
+  executor: string;
+  commit(): Promise<ExecResult>;
+}
+
+export interface ExecCallContext {
+  callId: string;
+  signal: AbortSignal;
+  emit(d: OutputDelta): void;
+}
+
+/** Shell-like quoting for the preview only (nothing is ever run through a shell). */
+export function quoteArg(a: string): string {
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`;
+}
+
+export function prepareExecTool(
+  exec: RunExec,
+  toolId: string,
+  args: ToolArgs,
+  c: ExecCallContext,
+): { ok: true; gated: GatedExec } | { ok: false; code: ErrorCode } {
+  if (toolId === "exec/command") {
+    const r = checkCommandArgs(args);
+    if (!r.ok) return r;
+    const req = r.request;
+    const preview = previewOf(
+      `$ ${req.argv.map(quoteArg).join(" ")}\ncwd: ${req.cwdPath}\ntimeout: ${req.timeoutS} s\n` +
+        "Runs on a scratch copy of the workspace; its changes come back as a change set.\n",
+    );
+    return {
+      ok: true,
+      gated: {
+        preview,
+        planDigest: domainDigest(
+          "agent-builder/exec-command/v1",
+          canonicalJson([c.callId, req.argv, req.cwdPath, req.timeoutS]),
+        ),
+        executor: EXEC_TOOL_EXECUTORS["exec/command"],
+        commit: () => exec.command(req, c.callId, c.signal, c.emit),
+      },
+    };
+  }
+  if (toolId === "exec/apply") {
+    const paths = args.paths;
+    const p = exec.prepareApply(Array.isArray(paths) ? paths : undefined);
+    if (!p.ok) return p;
+    const plan = p.plan;
+    const sign = { added: "A", modified: "M", deleted: "D" } as const;
+    const lines = plan.entries.map((e) =>
+      `${sign[e.kind]} ${e.path}${e.note ? ` (${e.note.replaceAll("_", " ")})` : ""}`
+    );
+    for (const u of plan.unknown) lines.push(`? ${u} (not in the change set)`);
+    const diffs = plan.entries.map((e) => exec.diffOf(e.path)).filter((d) => d !== null);
+    const preview = previewOf(
+      `Apply ${plan.entries.length} path(s) of the change set of ${plan.command_call_id}:\n` +
+        lines.join("\n") + "\n\n" + diffs.join(""),
+    );
+    return {
+      ok: true,
+      gated: {
+        preview,
+        planDigest: plan.digest,
+        executor: EXEC_TOOL_EXECUTORS["exec/apply"],
+        commit: () => Promise.resolve(exec.commitApply(plan, c.callId)),
+      },
+    };
+  }
+  return { ok: false, code: "tool_denied" };
+}
