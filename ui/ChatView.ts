@@ -1,7 +1,10 @@
 /**
  * The centre column [UI-1]: the Turn list with upward history paging through
  * the server cursor, autoscroll that follows the latest message while the user
- * is at the bottom and pauses when they scroll up, and "Back to latest".
+ * is at the bottom and pauses when they scroll up, and "Back to latest" (only
+ * then). Following also holds through late layout — code-block bars, task
+ * boxes, fonts — because the content's size changes re-pin the bottom
+ * (ResizeObserver), and a new Turn (the operator just sent) follows again.
  */
 import { html } from "htm/preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
@@ -38,11 +41,31 @@ export interface ChatViewProps {
 
 export function ChatView(p: ChatViewProps) {
   const ref = useRef<HTMLDivElement>(null);
+  const inner = useRef<HTMLDivElement>(null);
   const [following, setFollowing] = useState(true);
+  const followingNow = useRef(true);
+  useLayoutEffect(() => {
+    followingNow.current = following;
+  }, [following]);
   const prevHeight = useRef(0);
   const prepending = useRef(false);
 
-  useEffect(() => setFollowing(true), [p.conversationId]);
+  const lastTurn = p.turns.at(-1)?.id ?? null;
+  // Opening a Conversation, or a new Turn at the end (the operator sent), follows the bottom.
+  useEffect(() => setFollowing(true), [p.conversationId, lastTurn]);
+
+  // Late layout (code-block bars, fonts, a card opening) grows the content without a render:
+  // while following, every size change pins the bottom again.
+  useLayoutEffect(() => {
+    const el = ref.current;
+    const content = inner.current;
+    if (!el || !content || typeof ResizeObserver === "undefined") return;
+    const ro = new ResizeObserver(() => {
+      if (followingNow.current && !prepending.current) el.scrollTop = el.scrollHeight;
+    });
+    ro.observe(content);
+    return () => ro.disconnect();
+  }, []);
 
   useLayoutEffect(() => {
     const el = ref.current;
@@ -81,7 +104,7 @@ export function ChatView(p: ChatViewProps) {
     <div class="chat-wrap">
       <div class="chat" ref=${ref} onScroll=${onScroll} data-testid="chat-scroll"
         role="log" aria-label="Conversation" aria-live="off">
-        <div class="chat-inner">
+        <div class="chat-inner" ref=${inner}>
           ${p.hasOlder && html`
             <div class="older">
               <button type="button" class="btn btn-sm btn-ghost" data-testid="load-older"

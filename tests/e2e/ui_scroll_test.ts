@@ -1,10 +1,14 @@
 /**
  * [UI-1] autoscroll: the chat follows a streaming answer while the operator
  * is at the bottom, stops following when they scroll up (and offers "Back to
- * latest"), and follows again after "Back to latest".
+ * latest"), and follows again after "Back to latest"; opening a long
+ * Conversation lands at the bottom after late layout, and sending brings the
+ * new message into view.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { text } from "../../tools/fake_ollama/scenarios.ts";
+import { openAgentState } from "../helpers/agent_state.ts";
+import * as store from "../../runtime/store/agent_state_store.ts";
 import type { Page } from "../helpers/browser.ts";
 import {
   createAgent,
@@ -89,6 +93,92 @@ Deno.test("autoscroll pauses when the operator scrolls up and resumes with Back 
     m = await metrics(page);
     assert(m.scrollHeight - (m.top + m.height) < 60, `back at bottom: ${JSON.stringify(m)}`);
     assertEquals(await page.$("[data-testid=back-to-latest]"), null);
+    assertEquals(errors, []);
+  } finally {
+    await env.close();
+  }
+});
+
+/** Seeds `n` completed Turns; the last answer ends in a long fenced code block. */
+function seedLongConversation(home: string, agentId: string, convId: string, n: number) {
+  const db = openAgentState(home, agentId);
+  try {
+    for (let i = 0; i < n; i++) {
+      const conv = store.getConversation(db, convId)!;
+      const turnId = crypto.randomUUID();
+      store.beginTurn(db, {
+        conversationId: convId,
+        expectedRevision: conv.revision,
+        turnId,
+        runId: null,
+        userMessage: `question ${i}`,
+        now: Date.now(),
+      });
+      const code = Array.from({ length: 40 }, (_, k) => `const line${k} = ${k};`).join("\n");
+      const answer = i === n - 1
+        ? `The last answer ends in code:\n\n\`\`\`ts\n${code}\n\`\`\``
+        : Array.from({ length: 6 }, (_, k) => `Paragraph ${k} of answer ${i}.`).join("\n\n");
+      store.finishTurn(db, turnId, { state: "completed", assistantMessage: answer }, Date.now());
+    }
+  } finally {
+    db.close();
+  }
+}
+
+const gapOf = (page: Page) =>
+  page.$eval("[data-testid=chat-scroll]", (el) => el.scrollHeight - el.scrollTop - el.clientHeight);
+
+Deno.test("opening a long conversation with a trailing code block lands at the bottom; sending scrolls to the new message", async () => {
+  const env = await startUiEnv();
+  try {
+    const { page, errors } = await openLoggedIn(env, { width: 1000, height: 700 });
+    await createAgent(page, "Long reader");
+    await createConversation(page);
+    const [, agentId, convId] = /^#\/a\/([^/]+)\/c\/([^/]+)$/.exec(
+      await page.evaluate(() => location.hash),
+    )!;
+    seedLongConversation(env.server.home, agentId, convId, 14);
+    await page.reload();
+    await page.waitForSelector("[data-testid=turn] .code-copy", { timeout: 15_000 });
+    // Late layout (code bars) settled: the view is at the bottom, within 2 px.
+    await page.waitForFunction(
+      () => {
+        const el = document.querySelector("[data-testid=chat-scroll]")!;
+        return el.scrollHeight > el.clientHeight * 3 &&
+          el.scrollHeight - el.scrollTop - el.clientHeight <= 2;
+      },
+      undefined,
+      { timeout: 10_000 },
+    ).catch(() => {});
+    const gap = await gapOf(page);
+    assert(gap <= 2, `landed ${gap} px above the bottom`);
+    assertEquals(await page.$("[data-testid=back-to-latest]"), null, "not scrolled away");
+
+    // Scrolled away: Back to latest appears; sending brings the new message into view.
+    await page.hover("[data-testid=chat-scroll]");
+    await page.mouse.wheel(0, -3000);
+    await page.waitForSelector("[data-testid=back-to-latest]");
+    env.ollama.enqueue(text("Short answer."));
+    await send(page, "one more question");
+    await page.waitForFunction(
+      () => {
+        const el = document.querySelector("[data-testid=chat-scroll]")!;
+        const msgs = [...document.querySelectorAll("[data-testid=user-message]")];
+        const last = msgs.at(-1);
+        if (!last || last.textContent !== "one more question") return false;
+        const v = el.getBoundingClientRect();
+        const r = last.getBoundingClientRect();
+        return r.top >= v.top && r.bottom <= v.bottom;
+      },
+      undefined,
+      { timeout: 10_000 },
+    );
+    await waitForCompletedTurn(page);
+    await page.waitForFunction(
+      () => !document.querySelector("[data-testid=back-to-latest]"),
+      undefined,
+      { timeout: 10_000 },
+    );
     assertEquals(errors, []);
   } finally {
     await env.close();
