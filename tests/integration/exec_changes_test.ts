@@ -221,6 +221,50 @@ Deno.test("exec/command and exec/apply through a real Run", async (t) => {
       assertEquals(entries(workspace(h)).includes("pwned"), false);
     });
 
+    await t.step(
+      "a failing node --test of a workspace project reaches the model, live and in the result",
+      async () => {
+        Deno.mkdirSync(`${workspace(h)}/proj`, { mode: 0o700 });
+        Deno.writeTextFileSync(
+          `${workspace(h)}/proj/sum.test.mjs`,
+          'import test from "node:test";\nimport assert from "node:assert/strict";\n' +
+            'test("sum adds", () => assert.equal(1 + 1, 3));\n',
+          { mode: 0o600 },
+        );
+        const conv = await newConversation(h);
+        h.ollama.enqueue(
+          scenarios.toolCall([{
+            name: "exec__command",
+            arguments: { argv: ["node", "--test"], cwd: "proj", timeout_s: 60 },
+          }]),
+          scenarios.text("The test fails: 2 is not 3."),
+        );
+        const r = await submit(h, conv, "run the tests");
+        const runId = r.body.run_id;
+        await approve(h, (await nextPermission(h, runId, 0)).permission_id);
+        const frames = await finished(h, runId);
+        assertEquals(frames.at(-1)!.event, "run.completed");
+        const result = JSON.parse(completed(frames, "call-1").result);
+        assertEquals(result.outcome, "exited");
+        assertEquals(result.exit_code, 1);
+        assert(result.stdout.includes("not ok 1 - sum adds"), result.stdout);
+        // The model's next request carries that output.
+        const tool = h.ollama.chats.at(-1)!.body.messages.find((m: { role: string }) =>
+          m.role === "tool"
+        );
+        assert(tool.content.includes("not ok 1 - sum adds"), tool.content);
+        // Live output went out as ephemeral deltas of the same call while it ran.
+        const live = frames.filter((f) => f.event === "tool.output.delta");
+        assert(live.length > 0);
+        assert(live.every((f) => f.data.payload.call_id === "call-1"));
+        assert(
+          live.map((f) => f.data.payload.text).join("").includes("not ok 1 - sum adds"),
+        );
+        // A test run changes nothing in the workspace project: an empty change set.
+        assertEquals(result.changes.total, 0);
+      },
+    );
+
     await t.step("exec/apply without a command in the Run is change_set_not_found", async () => {
       const conv = await newConversation(h);
       h.ollama.enqueue(
