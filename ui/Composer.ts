@@ -39,6 +39,21 @@ export interface ComposerProps {
   onDismissResult(): void;
 }
 
+/** [UI-7, MB-10] ready and chat-only models once each; unavailable ones shown disabled. */
+function pickable(models: ModelProfile[]): ModelProfile[] {
+  const seen = new Set<string>();
+  return models.filter((m) => m.state !== "unsupported" && !seen.has(m.id) && seen.add(m.id));
+}
+
+function modelLabel(m: ModelProfile): string {
+  if (!m.available) return `${m.id} — unavailable${m.reason ? ` (${m.reason})` : ""}`;
+  const badges = [
+    m.state === "chat_only" ? "chat only" : m.capabilities.includes("tools") ? "tools" : null,
+    m.capabilities.includes("thinking") ? "thinking" : null,
+  ].filter(Boolean);
+  return badges.length ? `${m.id} · ${badges.join(" · ")}` : m.id;
+}
+
 function defaultLabel(models: ModelProfile[]): string {
   const d = models.find((m) => m.isDefault) ?? models[0];
   return d ? `${d.id} (default)` : "Default model";
@@ -164,8 +179,8 @@ export function Composer(p: ComposerProps) {
               <select class="select" data-testid="model-picker" value=${p.modelId ?? ""}
                 onChange=${(e: Event) => p.onModel((e.target as HTMLSelectElement).value || null)}>
                 <option value="">${defaultLabel(p.models)}</option>
-                ${p.models.map((m) =>
-                  html`<option value=${m.id}>${m.id}${m.available ? "" : " (unavailable)"}</option>`
+                ${pickable(p.models).map((m) =>
+                  html`<option value=${m.id} disabled=${!m.available}>${modelLabel(m)}</option>`
                 )}
               </select>
             </label>

@@ -18,8 +18,10 @@ export function ModelBanner({ reason, onRecheck }: ModelBannerProps) {
         <strong>Model unavailable</strong>${reason
           ? html`${" "}<code class="pill">${reason}</code>`
           : ""}
-        <span class="banner-help">Runs fail until Ollama is reachable. Start Ollama, or restart the
-          server with${" "}<code>agent-builder serve --ollama http://HOST:11434</code>.</span>
+        <span class="banner-help">Runs fail until Ollama is reachable. Start it with${" "}<code
+          >ollama serve</code>${" "}(the server looks for it at the${" "}<code>--ollama</code>${" "}URL it
+          was started with, by default${" "}<code>http://127.0.0.1:11434</code>), or restart the server
+          with${" "}<code>agent-builder serve --ollama http://HOST:11434</code>.</span>
       </div>
       <button type="button" class="btn btn-sm" onClick=${onRecheck}>Check again</button>
     </div>

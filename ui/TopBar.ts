@@ -11,6 +11,8 @@ export interface TopBarProps {
   detailsOpen: boolean;
   onOpenNav(): void;
   onToggleDetails(): void;
+  /** Opens the Models view [UI-7]. */
+  onOpenModels?(): void;
 }
 
 export function TopBar(p: TopBarProps) {
@@ -22,6 +24,10 @@ export function TopBar(p: TopBarProps) {
         <h1 data-testid="conversation-title">${p.title}</h1>
         ${p.subtitle && html`<span class="muted small">${p.subtitle}</span>`}
       </div>
+      ${p.onOpenModels && html`
+        <button type="button" class="btn btn-sm btn-ghost"
+          data-testid="open-models" onClick=${p.onOpenModels}>Models</button>
+      `}
       <button type="button" class=${`btn btn-sm btn-ghost ${p.detailsOpen ? "active" : ""}`}
         data-testid="toggle-details" aria-pressed=${p.detailsOpen}
         aria-label=${p.detailsOpen ? "Hide run details" : "Show run details"}

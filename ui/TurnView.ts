@@ -14,6 +14,7 @@ import { Icon } from "./Icon.ts";
 import { LiveMarkdown, MarkdownView } from "./MarkdownView.ts";
 import { ToolCard } from "./ToolCard.ts";
 import { type AnswerSegment, answerSegments } from "./lib/answer_blocks.ts";
+import { ReasoningBlock } from "./ReasoningBlock.ts";
 import { fmtDuration, turnDuration } from "./lib/format.ts";
 import { describeError, hasDescription } from "./lib/messages.ts";
 import { progressLabel, turnProgress } from "./lib/progress.ts";
@@ -80,6 +81,13 @@ export function TurnView(p: TurnViewProps) {
       ${!stopped && html`<${Icon} name="retry" />`} Retry
     </button>
   `;
+  // [MB-12] committed reasoning when the call ended, else the live deltas.
+  // (the live Run's events, else its journal after a reload)
+  const journal = run && run.events.length > 0 ? run.events : p.record ?? [];
+  const committed = journal.filter((e) => e.kind === "assistant.reasoning.completed")
+    .map((e) => String(e.payload.text ?? "")).join("\n\n");
+  const reasoning = committed || (run?.liveReasoning ?? "");
+  const answeredBy = journal.find((e) => e.kind === "run.started")?.payload.model_id;
   return html`
     <article class="turn" data-testid="turn" data-state=${turn.state} data-turn-id=${turn.id}>
       <div class="msg msg-user">
@@ -131,6 +139,7 @@ export function TurnView(p: TurnViewProps) {
           ${turn.state === "completed" && html`
             <${MarkdownView} source=${turn.assistantMessage ?? ""} renderer=${renderer} />
           `}
+          <${ReasoningBlock} text=${reasoning} live=${running && !committed} />
           ${!running && turn.state !== "completed" && turn.partialText && html`
             <${MarkdownView} source=${turn.partialText} renderer=${renderer} testId="partial-text"
               class="partial" />
@@ -168,6 +177,8 @@ export function TurnView(p: TurnViewProps) {
                 aria-label="Show run details">Run details</button>
               ${turnDuration(turn) !== null && turn.state === "completed" &&
                 html`<span class="muted">${fmtDuration(turnDuration(turn))}</span>`}
+              ${typeof answeredBy === "string" &&
+                html`<span class="muted" data-testid="turn-model">${answeredBy}</span>`}
             </div>
           `}
         </div>

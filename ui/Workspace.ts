@@ -10,6 +10,7 @@
 import { html } from "htm/preact";
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
 import { Dialog } from "./Dialog.ts";
+import { ModelsView } from "./ModelsView.ts";
 import { ErrorToast } from "./ErrorToast.ts";
 import { MainPane } from "./MainPane.ts";
 import { ModelBanner } from "./ModelBanner.ts";
@@ -59,6 +60,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const [detailsRun, setDetailsRun] = useState<string | null>(null);
   const [navOpen, setNavOpen] = useState(false);
   const [dialog, setDialog] = useState<DialogRequest | null>(null);
+  const [modelsOpen, setModelsOpen] = useState(false);
   const [sending, setSending] = useState(false);
   const [focusTick, setFocusTick] = useState(0);
   /** Draft key of the composer: the open Conversation, or the Agent's empty state. */
@@ -276,7 +278,8 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
         <${TopBar} title=${conv?.title ?? (agent ? agent.name : "Agent Builder")}
           subtitle=${agent && conv ? agent.name : null} detailsOpen=${detailsOpen}
           onOpenNav=${() => (setNavOpen(true), setDetailsOpen(false))}
-          onToggleDetails=${() => detailsOpen ? setDetailsOpen(false) : openDetails(detailsRun)} />
+          onToggleDetails=${() => detailsOpen ? setDetailsOpen(false) : openDetails(detailsRun)}
+          onOpenModels=${() => setModelsOpen(true)} />
         ${modelDown &&
           html`<${ModelBanner} reason=${
             model.health?.reason ?? null
@@ -320,6 +323,10 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
             setDetailsOpen(false)} />
       `}
       ${dialog && html`<${Dialog} request=${dialog} onClose=${() => setDialog(null)} />`}
+      ${modelsOpen && html`
+        <${ModelsView} request=${request} onClose=${() => setModelsOpen(false)}
+          onChanged=${model.refresh} />
+      `}
     </div>
   `;
 }

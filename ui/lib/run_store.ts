@@ -28,6 +28,8 @@ export interface RunView {
   liveText: string;
   /** The same deltas per answer block (block = model call number), for multi-block answers. */
   liveBlocks: ReadonlyMap<number, string>;
+  /** Live reasoning of the Run (ephemeral deltas) [MB-12]. */
+  liveReasoning?: string;
   terminal: EventEnvelope | null;
   connection: "connecting" | "open" | "closed" | "lost";
   lostReason: string | null;
@@ -78,6 +80,12 @@ export function applyMessage(view: RunView, msg: SseMessage): RunView {
       (liveBlocks.get(block) ?? "") + delta.slice(0, text.length - view.liveText.length),
     );
     return { ...view, liveText: text, liveBlocks, connection: "open" };
+  }
+  if (env.kind === "assistant.reasoning.delta") {
+    const so = view.liveReasoning ?? "";
+    if (so.length >= LIVE_TEXT_MAX_CHARS) return view;
+    const text = (so + deltaText(env.payload)).slice(0, LIVE_TEXT_MAX_CHARS);
+    return { ...view, liveReasoning: text, connection: "open" };
   }
   if (env.seq >= 0 && view.events.some((e) => e.seq === env.seq)) return view;
   const events = [...view.events, env];

@@ -58,6 +58,8 @@ export interface ModelProfile {
   reason: string | null;
   capabilities: string[];
   isDefault: boolean;
+  /** ready | chat_only | unsupported | unavailable [MB-10]. */
+  state?: string;
 }
 
 export interface ContextProjection {
@@ -230,6 +232,7 @@ export function toModel(v: unknown): ModelProfile {
     reason: strOrNull(o.reason),
     capabilities: list(o.capabilities).filter((c): c is string => typeof c === "string"),
     isDefault: o.default === true,
+    ...(typeof o.state === "string" ? { state: o.state } : {}),
   };
 }
 
