@@ -97,6 +97,8 @@ export const MODEL_CALL_MS = 120 * 1000;
 export const RUN_DEADLINE_MS = 15 * 60 * 1000; // [SB-8] approval waits count
 /** The shortest Run deadline a snapshot may carry (test hooks, an Agent's own limit). */
 export const RUN_DEADLINE_MIN_MS = 1000;
+/** An Agent's own Run deadline [SB-8]: 10 s to the product's 15 min (registry CHECK too). */
+export const AGENT_RUN_DEADLINE_MIN_S = 10;
 export const MODEL_RETRIES_BEFORE_FRAME = 1;
 export const CIRCUIT_FAILURES_TO_OPEN = 2;
 export const CIRCUIT_OPEN_MS = 30 * 1000;

@@ -18,6 +18,12 @@
  * exactly as found, for the operator to repair or delete.
  */
 import { isModelName } from "../protocol/model_name.ts";
+import {
+  AGENT_RUN_DEADLINE_MIN_S,
+  RUN_DEADLINE_MS,
+  WORKER_MODEL_CALLS_MAX,
+  WORKER_TOOL_CALLS_MAX,
+} from "../limits.ts";
 import { createHash } from "node:crypto";
 import { AppError } from "../errors.ts";
 import { agentDataRel, agentRuntimeRel } from "../home.ts";
@@ -58,6 +64,9 @@ function isGeneration(v: unknown): v is number {
   return typeof v === "number" && Number.isSafeInteger(v) && v >= 1;
 }
 
+const intIn = (v: unknown, min: number, max: number): number | null =>
+  typeof v === "number" && Number.isInteger(v) && v >= min && v <= max ? v : null;
+
 /**
  * A registry row as this binary relies on it, or null. The registry's CHECK
  * constraints (verified at open) hold the column types; this adds what they
@@ -89,6 +98,10 @@ export function validateRegistryRow(raw: Record<string, unknown>): AgentRow | nu
     // Model settings [MB-12, MB-14]: anything unexpected reads as the defaults.
     default_model_id: isModelName(raw.default_model_id) ? raw.default_model_id : null,
     reasoning: raw.reasoning === 0 ? 0 : 1,
+    // Agent-loop bounds [SB-8]: anything outside the product's bounds reads as unset.
+    max_model_calls: intIn(raw.max_model_calls, 1, WORKER_MODEL_CALLS_MAX),
+    max_tool_calls: intIn(raw.max_tool_calls, 0, WORKER_TOOL_CALLS_MAX),
+    run_deadline_s: intIn(raw.run_deadline_s, AGENT_RUN_DEADLINE_MIN_S, RUN_DEADLINE_MS / 1000),
   };
 }
 

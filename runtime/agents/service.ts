@@ -86,6 +86,10 @@ export interface AgentView {
   default_model_id: string | null;
   /** Reasoning (`think`) for thinking models [MB-12]. */
   reasoning: boolean;
+  /** The Agent's own agent-loop bounds (null: the product's 32 / 24 / 900 s) [SB-8]. */
+  max_model_calls: number | null;
+  max_tool_calls: number | null;
+  run_deadline_s: number | null;
 }
 
 /** An Agent start-up found broken [AG-5]. */
@@ -138,6 +142,9 @@ export function toAgentView(row: AgentRow): AgentView {
     unavailable_reason: null,
     default_model_id: row.default_model_id ?? null,
     reasoning: (row.reasoning ?? 1) === 1,
+    max_model_calls: row.max_model_calls ?? null,
+    max_tool_calls: row.max_tool_calls ?? null,
+    run_deadline_s: row.run_deadline_s ?? null,
   };
 }
 
@@ -158,6 +165,9 @@ function invalidRowView(raw: Record<string, unknown>, id: string): AgentView {
     unavailable_reason: "registry_row_invalid",
     default_model_id: null,
     reasoning: true,
+    max_model_calls: null,
+    max_tool_calls: null,
+    run_deadline_s: null,
   };
 }
 

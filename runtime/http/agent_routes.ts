@@ -8,7 +8,14 @@
 import { z } from "zod";
 import type { AgentService } from "../agents/service.ts";
 import { AppError } from "../errors.ts";
-import { AGENT_NAME_MAX_CHARS, SYSTEM_AGENT_ID } from "../limits.ts";
+import {
+  AGENT_NAME_MAX_CHARS,
+  AGENT_RUN_DEADLINE_MIN_S,
+  RUN_DEADLINE_MS,
+  SYSTEM_AGENT_ID,
+  WORKER_MODEL_CALLS_MAX,
+  WORKER_TOOL_CALLS_MAX,
+} from "../limits.ts";
 import { isValidId } from "../path_safety.ts";
 import { json } from "./headers.ts";
 import type { Route, RouteContext } from "./router.ts";
@@ -21,12 +28,20 @@ export const AgentNameSchema = z.string().trim().min(1).max(AGENT_NAME_MAX_CHARS
 export const AgentNameBody = z.object({ name: AgentNameSchema }).strict();
 export type AgentNameBody = z.infer<typeof AgentNameBody>;
 
-/** PATCH /api/agents/<agent> [§22]: at least one of name, default_model_id, reasoning. */
+/**
+ * PATCH /api/agents/<agent> [§22]: at least one of name, default_model_id, reasoning, and the
+ * agent-loop bounds max_model_calls, max_tool_calls, run_deadline_s [SB-8].
+ */
 export const AgentPatchBody = z.object({
   name: AgentNameSchema.optional(),
   // Checked against the catalog by the handler (422 model_unknown), so any string ≤ 1 KiB here.
   default_model_id: z.string().max(1024).nullable().optional(),
   reasoning: z.boolean().optional(),
+  // An Agent's own agent-loop bounds [SB-8]: lower than the product's or null (the product's).
+  max_model_calls: z.number().int().min(1).max(WORKER_MODEL_CALLS_MAX).nullable().optional(),
+  max_tool_calls: z.number().int().min(0).max(WORKER_TOOL_CALLS_MAX).nullable().optional(),
+  run_deadline_s: z.number().int().min(AGENT_RUN_DEADLINE_MIN_S).max(RUN_DEADLINE_MS / 1000)
+    .nullable().optional(),
 }).strict().refine((b) => Object.keys(b).length > 0, "empty patch");
 export type AgentPatchBody = z.infer<typeof AgentPatchBody>;
 

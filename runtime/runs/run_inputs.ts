@@ -13,6 +13,7 @@
  * interactive (`ask` tools wait for approval) and `exec/run` is denied while
  * this build has no runner dispatch [TL-7].
  */
+import type { TurnLimits } from "./run_begin.ts";
 import { isModelName } from "../protocol/model_name.ts";
 import type { AgentService } from "../agents/service.ts";
 import {
@@ -88,6 +89,16 @@ export function createRunInputs(opts: RunInputsOptions) {
     return (p.find((x) => x.default) ?? p[0]).id;
   }
 
+  /** The Agent's own lower agent-loop bounds [SB-8] (unset: the product's). */
+  function limitsOf(agentId: string): Partial<TurnLimits> {
+    const a = opts.agents.requireUsable(agentId);
+    return {
+      modelCallsMax: a.max_model_calls ?? undefined,
+      toolCallsMax: a.max_tool_calls ?? undefined,
+      deadlineMs: a.run_deadline_s == null ? undefined : a.run_deadline_s * 1000,
+    };
+  }
+
   /** The Agent's `reasoning` setting [MB-12] (default on). */
   function reasoningOf(agentId: string): boolean {
     return (opts.agents.requireUsable(agentId).reasoning ?? 1) === 1;
@@ -135,7 +146,7 @@ export function createRunInputs(opts: RunInputsOptions) {
     return { history: h.bundles, omitted: h.omitted };
   }
 
-  return { stateDb, workspaceDir, defaultModelId, reasoningOf, prepare, usageScope };
+  return { stateDb, workspaceDir, defaultModelId, reasoningOf, limitsOf, prepare, usageScope };
 }
 
 /**

@@ -45,7 +45,7 @@ import { spawnConfinedWorker } from "../worker/supervisor.ts";
 import { ActiveRuns } from "./active_runs.ts";
 import { Approvals, type Decision } from "./approvals.ts";
 import { recoverRuns } from "./recovery.ts";
-import { beginRun, lowerLimits, type TurnLimits, turnSnapshot } from "./run_begin.ts";
+import { beginRun, lowerLimits, turnSnapshot } from "./run_begin.ts";
 import { executeRun, type SpawnWorker } from "./run_execution.ts";
 import type { RunCommandFn } from "../exec/run_exec.ts";
 import { Preparations, type PreparationView } from "./preparation.ts";
@@ -69,8 +69,6 @@ export interface RunServiceOptions {
   now?: () => number;
   /** @default RUN_DEADLINE_MS */
   deadlineMs?: number;
-  /** An Agent's own lower Turn bounds [SB-8] (its settings). @default none */
-  agentLimits?: (agentId: string) => Partial<TurnLimits>;
   /** Test-only hooks (runtime/runs/test_hooks.ts). @default none */
   testHooks?: RunTestHooks;
   /** The runner's runCommand [EX-1]. @default none: exec/command and exec/apply are denied */
@@ -164,7 +162,8 @@ export function createRunService(opts: RunServiceOptions): RunService {
     broker: opts.broker,
     catalog,
   });
-  const { stateDb, workspaceDir, defaultModelId, reasoningOf, prepare, usageScope } = inputs;
+  const { stateDb, workspaceDir, defaultModelId, reasoningOf, limitsOf, prepare, usageScope } =
+    inputs;
   /** The catalog model of every active Run (DELETE of a model in use is refused) [MB-13]. */
   const modelsOfRuns = new Map<string, string>();
   const execution = {
@@ -209,7 +208,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
       });
       const limits = lowerLimits(
         { modelCallsMax: Infinity, toolCallsMax: Infinity, deadlineMs },
-        opts.agentLimits?.(agentId) ?? {},
+        limitsOf(agentId),
       );
       await op.enter("admitting");
       if (!admit(plan, { exchanges: [], narrowed: false }).ok) {

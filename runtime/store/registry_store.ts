@@ -38,6 +38,10 @@ export interface AgentRow {
   default_model_id?: string | null;
   /** 1 ⇒ `think` on for thinking models [MB-12]. */
   reasoning?: number;
+  /** The Agent's own lower agent-loop bounds; null ⇒ the product's [SB-8]. */
+  max_model_calls?: number | null;
+  max_tool_calls?: number | null;
+  run_deadline_s?: number | null;
 }
 
 export interface AuditRow {
@@ -51,7 +55,7 @@ export interface AuditRow {
 
 const COLUMNS =
   "id, name, state, generation, pending_generation, is_system, created_at, updated_at, " +
-  "default_model_id, reasoning";
+  "default_model_id, reasoning, max_model_calls, max_tool_calls, run_deadline_s";
 
 export function getAgent(db: DatabaseSync, id: string): AgentRow | null {
   const row = db.prepare(`SELECT ${COLUMNS} FROM agents WHERE id = ?`).get(id);
@@ -194,6 +198,9 @@ export interface AgentSettingsPatch {
   name?: string;
   default_model_id?: string | null;
   reasoning?: boolean;
+  max_model_calls?: number | null;
+  max_tool_calls?: number | null;
+  run_deadline_s?: number | null;
 }
 
 /**
@@ -215,6 +222,10 @@ export function updateAgentSettings(
       args.push(p.default_model_id);
     }
     if (p.reasoning !== undefined) (sets.push("reasoning = ?"), args.push(p.reasoning ? 1 : 0));
+    for (const k of ["max_model_calls", "max_tool_calls", "run_deadline_s"] as const) {
+      const v = p[k];
+      if (v !== undefined) (sets.push(`${k} = ?`), args.push(v));
+    }
     const r = db.prepare(
       `UPDATE agents SET ${sets.join(", ")} WHERE id = ? AND state IN ('active','upgrading')`,
     ).run(...args, id);
