@@ -22,10 +22,12 @@
  *   trusting a client header (a client-sent token header is refused).
  * - Prior-knowledge HTTP/2, CONNECT and ambiguous framing are refused before
  *   a byte of them reaches the server.
- * - So the network can make the process hold at most
- *   3 × MAX_CONCURRENT_CONNECTIONS + 1 descriptors (client, relay and server
- *   side of each admitted connection, plus one being refused) — far below the
- *   descriptor limit Deno raises to the hard limit at start.
+ * - A closed connection holds its slot's descriptors until the server side
+ *   has closed too (bounded); at most MAX_CONCURRENT_CONNECTIONS of those
+ *   exist at once. So the network can make the process hold at most
+ *   3 × 2 × MAX_CONCURRENT_CONNECTIONS + 1 descriptors (client, relay and
+ *   server side of each live and each closing connection, plus one being
+ *   refused) — far below the descriptor limit Deno raises to the hard limit.
  * - Accept errors (EMFILE, ENFILE, …) are survived: the loop backs off
  *   (doubling up to ACCEPT_BACKOFF_MAX_MS) and accepts again; it never ends
  *   while the guard runs.
@@ -195,10 +197,19 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
    * slot it could take is answering a request.
    */
   function makeRoom(peer: string): boolean {
+    // Live connections count against the caps; closed ones whose server side is
+    // still closing are bounded separately, so a mass timeout frees the slots at
+    // once while churn still cannot pile up server-side sockets.
     const perPeer = new Map<string, number>();
-    for (const e of open) perPeer.set(e.peer, (perPeer.get(e.peer) ?? 0) + 1);
+    let live = 0;
+    for (const e of open) {
+      if (e.closed) continue;
+      live++;
+      perPeer.set(e.peer, (perPeer.get(e.peer) ?? 0) + 1);
+    }
+    if (open.size - live >= max) return false;
     const mine = perPeer.get(peer) ?? 0;
-    if (open.size < max && mine < maxPerPeer) return true;
+    if (live < max && mine < maxPerPeer) return true;
     // Over the peer's own cap it can only displace itself; over the global cap,
     // the peer holding the most gives way first, its least recently active first.
     let victim: Entry | null = null;
