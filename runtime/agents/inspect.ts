@@ -86,11 +86,24 @@ function registryVerdict(err: unknown): RegistryVerdict {
 }
 
 /** One Agent's database, read-only: null when it would open and migrate. */
-function checkAgentDatabase(root: string, agentId: string): UnavailableReason | null {
+function checkAgentDatabase(
+  root: string,
+  agentId: string,
+  quickCheck: boolean,
+): UnavailableReason | null {
   const rel = `${agentDataRel(agentId)}/state.sqlite`;
   if (!checkManagedPath(root, rel, "file", true)) return null;
   try {
-    openChecked(`${root}/${rel}`, AGENT_MIGRATIONS).close();
+    const db = openChecked(`${root}/${rel}`, AGENT_MIGRATIONS);
+    try {
+      // A damaged page the open cannot see would fail a query later (serve marks the Agent then).
+      if (quickCheck) {
+        const rows = db.prepare("PRAGMA quick_check").all() as { quick_check: string }[];
+        if (rows.length !== 1 || rows[0].quick_check !== "ok") return "database_corrupt";
+      }
+    } finally {
+      db.close();
+    }
     return null;
   } catch (err) {
     const reason = reasonOf(err);
@@ -99,8 +112,17 @@ function checkAgentDatabase(root: string, agentId: string): UnavailableReason | 
   }
 }
 
+export interface InspectOptions {
+  /**
+   * Run `PRAGMA quick_check` on every Agent database (doctor). Restore leaves it
+   * off: it has already run integrity_check on every staged database.
+   * @default true
+   */
+  quickCheck?: boolean;
+}
+
 /** Inspects the home at `root` (a live home, or a restore's staging root). */
-export function inspectHome(root: string): HomeInspection {
+export function inspectHome(root: string, opts: InspectOptions = {}): HomeInspection {
   const out: HomeInspection = { registry: "ok", agents: [], strayAgentDirs: 0 };
   if (checkManagedPath(root, "data/agents", "dir", true)) {
     for (const e of Deno.readDirSync(`${root}/data/agents`)) {
@@ -131,7 +153,8 @@ export function inspectHome(root: string): HomeInspection {
       out.agents.push({ id: viewIdOf(raw.id), name, reason: "registry_row_invalid" });
       continue;
     }
-    const reason = checkAgentPaths(root, row.id) ?? checkAgentDatabase(root, row.id);
+    const reason = checkAgentPaths(root, row.id) ??
+      checkAgentDatabase(root, row.id, opts.quickCheck ?? true);
     out.agents.push({ id: row.id, name: row.name, reason });
   }
   return out;

@@ -415,6 +415,17 @@ export function createAgentService(opts: AgentServiceOptions) {
       purge(id);
     },
 
+    /**
+     * [AG-5] A later start-up step (e.g. Run recovery) failed on this Agent's data:
+     * it becomes unavailable with the reason for `err`, like a failure in `recover`.
+     */
+    markBroken(agentId: string, err: unknown): void {
+      const raw = reg.listAgentRowsRaw(db).find((r) => r.id === agentId);
+      const row = raw ? validateRegistryRow(raw) : null;
+      if (!raw || !row || unavailable.has(agentId)) return;
+      markUnavailable(agentId, reasonOf(err), agentId, row, raw, err);
+    },
+
     /** The admission fence: see the file header. */
     admit(agentId: string): AgentAdmission {
       const row = requireRow(agentId);

@@ -119,7 +119,7 @@ function checkStagedDatabase(stagingRoot: string, path: string): ManifestDatabas
  * inspected exactly as start-up inspects a home.
  */
 function checkAsServeWould(stagingRoot: string): void {
-  const home = inspectHome(stagingRoot);
+  const home = inspectHome(stagingRoot, { quickCheck: false });
   if (home.registry === "missing") throw new ArchiveError("registry_missing");
   if (home.registry !== "ok") throw new ArchiveError("registry_invalid", home.registry);
   if (home.strayAgentDirs > 0) throw new ArchiveError("agent_dir_invalid");

@@ -1,7 +1,7 @@
 /**
  * [AG-5] One broken Agent never stops the server. Each Agent of one home is
  * damaged a different way while the real server is stopped — its
- * state.sqlite zeroed, overwritten or truncated; a wrong mode, a foreign
+ * state.sqlite zeroed, overwritten, truncated or with damaged pages; a wrong mode, a foreign
  * owner or a symlink on its folder, workspace, runtime folder or WAL file; a
  * schema too new or not the migrations'; registry rows with a traversal id,
  * an upper-case UUID or an impossible generation — and the server, started
@@ -121,6 +121,31 @@ const CASES: DamageCase[] = [
       const db = new DatabaseSync(p.db);
       db.exec("CREATE TABLE intruder (x)");
       db.close();
+      return [];
+    },
+  },
+  {
+    // Opens, passes the schema check and the Turn recovery; fails in Run recovery.
+    name: "state.sqlite with damaged Run-table pages",
+    reason: "database_corrupt",
+    damage: (_h, p) => {
+      const db = new DatabaseSync(p.db);
+      const size = (db.prepare("PRAGMA page_size").get() as { page_size: number }).page_size;
+      const pages = db.prepare(
+        `SELECT rootpage FROM sqlite_schema
+         WHERE rootpage > 1 AND tbl_name NOT IN ('turns', 'conversations')`,
+      ).all().map((r) => Number(r.rootpage));
+      db.close();
+      removeCompanions(p.db);
+      const f = Deno.openSync(p.db, { read: true, write: true });
+      try {
+        for (const page of pages) {
+          f.seekSync((page - 1) * size, Deno.SeekMode.Start);
+          f.writeSync(new Uint8Array(size).fill(0xee));
+        }
+      } finally {
+        f.close();
+      }
       return [];
     },
   },
