@@ -250,3 +250,52 @@ Deno.test("parseControlFrame(): a snapshot may lower the bounds, never raise the
   assertEquals(parseControlFrame(snap({ model_calls_max: 0 })).ok, false);
   assertEquals(parseControlFrame({ ...ok, snapshot: { ...SNAP, endpoint: "x" } }).ok, false);
 });
+
+/**
+ * A kernel on a fake clock: each reply arrives `at` ms after the snapshot
+ * unless the deadline timer fires first. Returns the outcome.
+ */
+async function onClock(deadlineMs: number, replyAt: number) {
+  let t = 0;
+  let timerFn: (() => void) | null = null;
+  let timerAt = 0;
+  const snapshot = { ...SNAP, deadline_ms: deadlineMs };
+  const queue: ControlToWorker[] = [{ type: "turn.start", v: 2, snapshot }];
+  return await runHarnessKernel({
+    send(f) {
+      if (f.type === "model.call") {
+        queue.push(answer(f) as ControlToWorker);
+      }
+      return Promise.resolve();
+    },
+    receive() {
+      const f = queue.shift();
+      if (!f) return new Promise(() => {});
+      if (f.type === "turn.start") return Promise.resolve(f);
+      // Whichever comes first on the fake clock: the reply or the deadline timer.
+      if (timerFn && timerAt <= replyAt) {
+        t = timerAt;
+        queueMicrotask(timerFn);
+        return new Promise(() => {});
+      }
+      t = replyAt;
+      return Promise.resolve(f);
+    },
+  }, {
+    now: () => t,
+    setTimer: (fn, ms) => {
+      timerFn = fn;
+      timerAt = t + ms;
+      return 1;
+    },
+    clearTimer: () => (timerFn = null),
+  });
+}
+
+Deno.test("runHarnessKernel(): an answer 1 ms before the Run deadline completes; at the deadline it fails", async () => {
+  const d = RUN_DEADLINE_MIN_MS;
+  const before = await onClock(d, d - 1);
+  assertEquals(before.kind === "finished" && before.outcome.kind, "completed");
+  const at = await onClock(d, d);
+  assertEquals(at, { kind: "finished", outcome: { kind: "failed", code: "model_turn_deadline" } });
+});
