@@ -14,7 +14,7 @@
  * The system Agent always exists and refuses rename, upgrade and delete.
  *
  * Admission fence (called by the Run service before it starts a Run):
- *   const adm = agents.admit(agentId);   // throws agent_not_found | agent_busy
+ *   const adm = agents.admit(agentId);   // throws agent_not_found | agent_unavailable | agent_busy
  *   try { … start and run; check agents.isCurrentGeneration(agentId, adm.generation)
  *         before committing generation-bound effects … } finally { adm.release(); }
  * `admit` succeeds only while the Agent is `active`; once upgrade/delete have
