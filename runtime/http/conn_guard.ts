@@ -242,10 +242,12 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
     } catch (err) {
       entry.close();
       release(entry);
-      if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.ConnectionRefused) {
-        return; // the server is shutting down
+      // NotFound / refused: the server is shutting down. Anything else (out of
+      // descriptors, a full backlog) costs this one connection only.
+      if (!(err instanceof Deno.errors.NotFound || err instanceof Deno.errors.ConnectionRefused)) {
+        opts.log.warn("http.guard_dial", { kind: err instanceof Error ? err.name : typeof err });
       }
-      throw err;
+      return;
     }
     if (entry.closed) {
       closeQuietly(upstream); // evicted or closed while dialling

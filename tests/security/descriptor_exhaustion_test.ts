@@ -6,7 +6,8 @@
  * - descriptor exhaustion: the server runs with a low RLIMIT_NOFILE (set with
  *   prlimit, so hundreds of sockets reach it, not 20,000) and is flooded with
  *   silent connections; it has no TCP port but its one listener, it never
- *   exits and answers /health during and after the flood;
+ *   exits, answers /health during and after the flood, and a Run in flight
+ *   finishes normally;
  * - 64+ POST /api/login requests whose bodies never complete: /health is
  *   served at once meanwhile, and the server itself ends every one of them
  *   within REQUEST_BODY_TIMEOUT_MS (plus margin).
@@ -20,7 +21,9 @@ import {
 } from "../../runtime/limits.ts";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { connectFrom, type PeerSocket } from "../helpers/peer_socket.ts";
+import { isTerminal, newConversation, readSse, startRunHarness, submit } from "../helpers/runs.ts";
 import { startTestServer } from "../helpers/server.ts";
+import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
 
 /** Socket inodes the process holds. */
 function socketInodes(pid: number): Set<string> {
@@ -94,13 +97,26 @@ async function health(port: number): Promise<number> {
   }
 }
 
-Deno.test("a flood of silent sockets against a low descriptor limit never stops the server", async () => {
-  const server = await startTestServer();
+Deno.test("a flood of silent sockets against a low descriptor limit never stops the server; a Run in flight finishes", async () => {
+  const h = await startRunHarness();
+  const server = h.server;
   const flood: Deno.Conn[] = [];
   try {
     const pid = server.child.pid;
     // The only TCP port is the public one: there is no internal port to flood.
     assertEquals(listeningTcpPorts(pid), [server.port]);
+
+    // A Run whose answer starts only after the flood began, its event stream attached.
+    const conv = await newConversation(h);
+    h.ollama.enqueue(scenarios.slowFirstFrame(3000, "Still here."));
+    const run = await submit(h, conv, "hello");
+    assertEquals(run.status, 202);
+    let opened!: () => void;
+    const attached = new Promise<void>((r) => (opened = r));
+    const events = readSse(h, run.body.run_id, { until: isTerminal, timeoutMs: 60_000, opened });
+    events.catch(() => {}); // awaited below; a failure must not surface before that
+    await attached;
+
     // What the network can make the server hold: client, relay and server side of each
     // live connection and of each closed one whose server side is still closing (each
     // bounded by MAX_CONCURRENT_CONNECTIONS), and one socket being refused.
@@ -129,13 +145,17 @@ Deno.test("a flood of silent sockets against a low descriptor limit never stops 
     assert(peak <= base + networkMax + 8, `peak ${peak} descriptors (base ${base})`);
     for (const c of flood.splice(0)) c.close();
     assert(await servedWithin(server.port, 10_000), "served after the flood");
+
+    const frames = await events;
+    assertEquals(frames.at(-1)?.event, "run.completed", JSON.stringify(frames.at(-1)));
+    assert(frames.some((f) => JSON.stringify(f.data).includes("Still")), "the answer streamed");
     let exited = false;
     server.child.status.then(() => (exited = true));
     await new Promise((r) => setTimeout(r, 0));
     assert(!exited, "the server is still running");
   } finally {
     for (const c of flood) c.close();
-    await server.stop();
+    await h.close();
   }
 });
 
