@@ -19,7 +19,7 @@
  */
 import type { ErrorCode } from "../errors.ts";
 import { callKey, isNarrowed, judgeToolCalls, narrowedToolset } from "../kernel/turn_rules.ts";
-import { CALL_ID_MAX, MODEL_RESULT_CALLS_MAX } from "../limits.ts";
+import { MODEL_RESULT_CALLS_MAX } from "../limits.ts";
 import type { ToolCall } from "../model/types.ts";
 import { canonicalJson } from "../protocol/digest.ts";
 import type {
@@ -230,16 +230,13 @@ export function onModelResult(
     const toolId = toolIdFromProviderName(c.name);
     // A name no tool can have, or more calls than a frame can name: refused here.
     if (toolId === null || i >= MODEL_RESULT_CALLS_MAX) return failWith("model_tool_loop", "model");
+    // ≤ tool_calls_max + MODEL_RESULT_CALLS_MAX = CALL_ID_MAX: always a valid id.
+    const callId = `call-${s.executed.length + 1 + i}`;
     pending.push({
-      ref: {
-        call_id: `call-${Math.min(CALL_ID_MAX, s.executed.length + 1 + i)}`,
-        tool_id: toolId,
-        args_digest: argsDigest(c.arguments),
-      },
-      call: { id: "", name: c.name, arguments: c.arguments },
+      ref: { call_id: callId, tool_id: toolId, args_digest: argsDigest(c.arguments) },
+      call: { id: callId, name: c.name, arguments: c.arguments },
     });
   }
-  for (const p of pending) p.call.id = p.ref.call_id;
   const refs = pending.map((p) => p.ref);
   const ok = judgeToolCalls(snap, s.keys, refs, s.modelCalls) === "ok";
   return [

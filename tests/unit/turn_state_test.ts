@@ -24,6 +24,7 @@ import {
   onWorkerFrame,
   type TurnState,
 } from "../../runtime/runs/turn_state.ts";
+import { MODEL_RESULT_CALLS_MAX } from "../../runtime/limits.ts";
 import { D, type ModelStep, SNAP, TURN_TABLE } from "../helpers/turn_table.ts";
 
 const ENV = { aborted: null, pastDeadline: false };
@@ -122,6 +123,18 @@ Deno.test("turn reducer: a refused response executes none of its calls", async (
     calls: [{ tool: "file/read_text", arg: 1 }, { tool: "file/write", arg: 2 }],
   }];
   const { terminal, executed } = await play(steps, SNAP);
+  assertEquals(terminal, { state: "failed", code: "model_tool_loop", stage: "model" });
+  assertEquals(executed, []);
+});
+
+Deno.test("turn reducer: more calls than a frame can name are refused by the Control Plane itself", async () => {
+  const calls = Array.from({ length: MODEL_RESULT_CALLS_MAX + 1 }, (_, i) => ({
+    tool: "file/read_text",
+    arg: i + 1,
+  }));
+  const { kernel, terminal, executed } = await play([{ calls }], SNAP);
+  // The Worker only hears the Control Plane's code, never a frame it could not parse.
+  assertEquals(kernel, { kind: "finished", outcome: { kind: "failed", code: "model_tool_loop" } });
   assertEquals(terminal, { state: "failed", code: "model_tool_loop", stage: "model" });
   assertEquals(executed, []);
 });
