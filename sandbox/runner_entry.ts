@@ -36,6 +36,7 @@ import {
   type SandboxFailureFrame,
 } from "../runtime/protocol/ipc.ts";
 import {
+  COMPILE_DIAGNOSTICS_MAX_BYTES,
   RUNNER_LIVE_OUTPUT_COALESCE_MS,
   RUNNER_LIVE_OUTPUT_MAX_BYTES,
   RUNNER_STREAM_HALF_BYTES,
@@ -63,6 +64,7 @@ import { posixSpawn, waitFor } from "./spawn.ts";
 import { readProcText } from "./procfs.ts";
 import {
   type CommandJob,
+  type CompileJob,
   type DoneFrame,
   parserOf,
   RUNNER_CHUNK_MAX_BYTES,
@@ -81,7 +83,9 @@ const SIGKILL = 9;
 const PR_SET_CHILD_SUBREAPER = 36;
 const CLONE_NEWNS = 0x00020000;
 const CLONE_NEWPID = 0x20000000;
+const MS_RDONLY = 1;
 const MS_NOSUID = 2;
+const MS_REMOUNT = 32;
 const MS_NODEV = 4;
 const MS_NOEXEC = 8;
 const MS_BIND = 4096;
@@ -98,7 +102,7 @@ const check = (step: string, r: { ret: bigint; errno: number }): StepResult =>
 export async function runnerCommand(argv: string[]): Promise<number> {
   const a = parseArgs(argv, {
     flags: ["scratch", "tmp", "parent", "deno-dir", "uid", "gid", "pidns"],
-    switches: ["stage2"],
+    switches: ["stage2", "read-only-scratch"],
   });
   const scratch = a.flags["scratch"];
   const tmp = a.flags["tmp"];
@@ -111,7 +115,8 @@ export async function runnerCommand(argv: string[]): Promise<number> {
   const denoDir = a.flags["deno-dir"] ?? null;
   if (!a.switches.has("stage2")) {
     const identity = identityOf(a.flags["uid"], a.flags["gid"]);
-    const r = stage1({ scratch, tmp, parent, denoDir, identity });
+    const readOnly = a.switches.has("read-only-scratch");
+    const r = stage1({ scratch, tmp, parent, denoDir, identity, readOnly });
     if (!r.ok) return reportFailure(r.step, r.errno);
     // Stage 1 only waits now: stage 2 holds the pipes and does the work.
     const st = waitFor(r.pid);
@@ -123,7 +128,13 @@ export async function runnerCommand(argv: string[]): Promise<number> {
   if (nnp.ret !== 1n) return reportFailure("not_from_stage1", 0);
   const r = stage2Confine(parent);
   if (!r.ok) return reportFailure(r.step, r.errno);
-  return await stage2Serve({ scratch, tmp, denoDir, pidns: a.flags["pidns"] === "1" });
+  return await stage2Serve({
+    scratch,
+    tmp,
+    denoDir,
+    pidns: a.flags["pidns"] === "1",
+    readOnly: a.switches.has("read-only-scratch"),
+  });
 }
 
 function identityOf(uid: string | undefined, gid: string | undefined): TargetIdentity | null {
@@ -140,6 +151,8 @@ interface Stage1Options {
   parent: number;
   denoDir: string | null;
   identity: TargetIdentity | null;
+  /** runtime-compile: the scratch is the source, mounted and ruled read-only. */
+  readOnly: boolean;
 }
 
 /** Confines this (main) thread and spawns stage 2 from it; returns stage 2's pid. */
@@ -165,7 +178,7 @@ function stage1(o: Stage1Options): Stage1Result {
     () => applyRlimits(runnerRlimitPlan(runAs === 0 ? 0 : countTasksOfRealUid(runAs))),
     () => {
       if (uid !== 0) return { ok: true };
-      const r = isolateMounts(o.scratch, o.tmp);
+      const r = isolateMounts(o.scratch, o.tmp, o.readOnly);
       if (r.ok) {
         scratch = RUNNER_SCRATCH_MOUNT;
         tmp = RUNNER_TMP_MOUNT;
@@ -185,6 +198,7 @@ function stage1(o: Stage1Options): Stage1Result {
         codeRoots: Deno.build.standalone ? [] : devCodeRoots(new URL(import.meta.url), o.denoDir),
         scratch,
         tmp,
+        readOnlyScratch: o.readOnly,
       });
       return planned.ok ? applyLandlockOnCurrentThread(planned.plan) : fail("landlock_abi", 0);
     },
@@ -206,6 +220,7 @@ function stage1(o: Stage1Options): Stage1Result {
     "--pidns",
     pidns ? "1" : "0",
     ...(o.denoDir ? ["--deno-dir", o.denoDir] : []),
+    ...(o.readOnly ? ["--read-only-scratch"] : []),
   ];
   const env: Record<string, string> = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
   if (o.denoDir) env.DENO_DIR = o.denoDir;
@@ -220,7 +235,7 @@ function stage1(o: Stage1Options): Stage1Result {
 
 /** Deno flags of stage 2 when not compiled: FFI for its own syscalls, run for the helper. */
 function stage2DenoFlags(): string[] {
-  return [...denoRunFlags(), "--allow-run", "--allow-read"];
+  return [...denoRunFlags(), "--allow-run", "--allow-read", "--allow-env"];
 }
 
 /**
@@ -229,7 +244,7 @@ function stage2DenoFlags(): string[] {
  * 64 KiB tmpfs at /tmp, so their real parents (a 0700 home) need not be
  * searchable by the sandbox uid and the host's /tmp is out of sight.
  */
-function isolateMounts(scratch: string, tmp: string): StepResult {
+function isolateMounts(scratch: string, tmp: string, readOnly: boolean): StepResult {
   const u = check("unshare_mnt", syscall("unshare", CLONE_NEWNS));
   if (!u.ok) return u;
   const p = check(
@@ -270,6 +285,20 @@ function isolateMounts(scratch: string, tmp: string): StepResult {
       () => check("mkdir_scratch", syscall("mkdirat", -100, cstr(RUNNER_SCRATCH_MOUNT), 0o755)),
       () => check("mkdir_tmp", syscall("mkdirat", -100, cstr(RUNNER_TMP_MOUNT), 0o755)),
       () => bind("bind_scratch", s.ret, RUNNER_SCRATCH_MOUNT),
+      () =>
+        readOnly
+          ? check(
+            "scratch_read_only",
+            syscall(
+              "mount",
+              null,
+              cstr(RUNNER_SCRATCH_MOUNT),
+              null,
+              MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+              null,
+            ),
+          )
+          : { ok: true },
       () => bind("bind_tmp", t.ret, RUNNER_TMP_MOUNT),
     ];
     for (const step of steps) {
@@ -341,6 +370,7 @@ interface Stage2Options {
   tmp: string;
   denoDir: string | null;
   pidns: boolean;
+  readOnly: boolean;
 }
 
 async function stage2Serve(o: Stage2Options): Promise<number> {
@@ -367,7 +397,9 @@ async function stage2Serve(o: Stage2Options): Promise<number> {
   const parse = parserOf(ServerToRunnerSchema);
   const first = await reader.next(24 * 60 * 60 * 1000, parse);
   if (first === null || first.type !== "runner.release") return 0; // the server let go: nothing ran
-  const done = await runCommandJob(first.job, o, writer, reader);
+  const done = first.job.kind === "command"
+    ? await runCommandJob(first.job, o, writer, reader)
+    : await runCompileJob(first.job, o);
   await writer.send(done);
   await writer.close();
   return 0;
@@ -560,6 +592,32 @@ async function runCommandJob(
     released,
   });
 }
+/** runtime-compile in the runner: the bundled TypeScript compiler over the read-only scratch. */
+async function runCompileJob(job: CompileJob, o: Stage2Options): Promise<DoneFrame> {
+  const started = performance.now();
+  const empty = new StreamKeeper().capture();
+  const frame = (compile: DoneFrame["compile"]): DoneFrame => ({
+    v: IPC_PROTOCOL_VERSION,
+    type: "runner.done",
+    ended: "exited",
+    exit_code: compile?.code === "ok" && compile.count === 0 ? 0 : 1,
+    signal: null,
+    duration_ms: Math.round(performance.now() - started),
+    released: true,
+    stdout: empty,
+    stderr: empty,
+    compile,
+  });
+  if (!o.readOnly || job.path.split("/").some((p) => p === ".." || p === "")) {
+    return frame({ code: "path_not_found", diagnostics: "", count: 0 });
+  }
+  const { default: ts } = await import("typescript");
+  const { checkWorkspaceFile } = await import("../runtime/exec/compile_check.ts");
+  const r = checkWorkspaceFile(ts, o.scratch, job.path, COMPILE_DIAGNOSTICS_MAX_BYTES);
+  if (!r.ok) return frame({ code: r.code, diagnostics: "", count: 0 });
+  return frame({ code: "ok", diagnostics: r.diagnostics, count: r.count });
+}
+
 // Not compiled, this module is its own entry (a smaller module graph than
 // main.ts, so a runner starts faster); compiled, main.ts routes `runner` here.
 if (import.meta.main) {

@@ -18,6 +18,7 @@ import { IPC_PROTOCOL_VERSION } from "../runtime/protocol/ipc.ts";
 import {
   COMMAND_ARG_MAX_ITEM_BYTES,
   COMMAND_ARGV_MAX_ITEMS,
+  COMPILE_DIAGNOSTICS_MAX_BYTES,
   RUNNER_STREAM_HALF_BYTES,
 } from "../runtime/limits.ts";
 
@@ -44,10 +45,19 @@ export const CommandJobSchema = z.object({
 }).strict();
 export type CommandJob = z.infer<typeof CommandJobSchema>;
 
+/** runtime-compile [EX-1]: check `path` of the (read-only) scratch with the bundled compiler. */
+export const CompileJobSchema = z.object({
+  kind: z.literal("compile"),
+  /** Relative to the scratch root. */
+  path: z.string().min(1).max(1024),
+  timeout_ms: z.number().int().min(1).max(60 * 1000),
+}).strict();
+export type CompileJob = z.infer<typeof CompileJobSchema>;
+
 export const ReleaseFrameSchema = z.object({
   v: V,
   type: z.literal("runner.release"),
-  job: CommandJobSchema,
+  job: z.discriminatedUnion("kind", [CommandJobSchema, CompileJobSchema]),
 }).strict();
 export type ReleaseFrame = z.infer<typeof ReleaseFrameSchema>;
 
@@ -79,6 +89,12 @@ export const DoneFrameSchema = z.object({
   released: z.boolean(),
   stdout: StreamCaptureSchema,
   stderr: StreamCaptureSchema,
+  /** Compile jobs: the checker's verdict. */
+  compile: z.object({
+    code: z.enum(["ok", "compile_too_many_files", "compile_unsupported_file", "path_not_found"]),
+    diagnostics: z.string().max(COMPILE_DIAGNOSTICS_MAX_BYTES),
+    count: z.number().int().min(0),
+  }).strict().optional(),
 }).strict();
 export type DoneFrame = z.infer<typeof DoneFrameSchema>;
 

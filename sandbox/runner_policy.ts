@@ -144,6 +144,8 @@ export interface RunnerLandlockInput {
   scratch: string;
   /** The private tmp as the runner sees it (read-write). */
   tmp: string;
+  /** runtime-compile: the scratch is source, read-only (no execute). @default false */
+  readOnlyScratch?: boolean;
 }
 
 export type RunnerPlanResult = { ok: true; plan: LandlockPlan } | { ok: false; reason: string };
@@ -181,7 +183,12 @@ export function planRunnerLandlock(input: RunnerLandlockInput): RunnerPlanResult
     { path: "/dev/urandom", access: FS_READ_FILE, optional: true, device: true },
     { path: "/dev/random", access: FS_READ_FILE, optional: true, device: true },
     ...input.codeRoots.map((path) => ({ path, access: READ_EXEC, optional: false })),
-    ...writable.map((path) => ({ path, access: READ_WRITE_TREE, optional: false })),
+    {
+      path: input.scratch,
+      access: input.readOnlyScratch ? READ_ONLY : READ_WRITE_TREE,
+      optional: false,
+    },
+    { path: input.tmp, access: READ_WRITE_TREE, optional: false },
   ];
   return {
     ok: true,

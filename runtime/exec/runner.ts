@@ -69,6 +69,7 @@ import { listNumericEntries, readProcText } from "../../sandbox/procfs.ts";
 import { listDir } from "../../linuxfs/dirents.ts";
 import {
   type CommandJob,
+  type CompileJob,
   type DoneFrame,
   parserOf,
   type ReleaseFrame,
@@ -287,8 +288,13 @@ interface RunnerDirs {
   tmpDir: string;
 }
 
-function runnerArgs(dirs: RunnerDirs, denoDir: string | null): { exe: string; args: string[] } {
+function runnerArgs(
+  dirs: RunnerDirs,
+  denoDir: string | null,
+  readOnly: boolean,
+): { exe: string; args: string[] } {
   const tail = [
+    ...(readOnly ? ["--read-only-scratch"] : []),
     "--scratch",
     dirs.scratchDir,
     "--tmp",
@@ -360,7 +366,8 @@ export interface RunnerOutcome {
 }
 
 export interface ExecuteJobOptions extends RunnerDirs {
-  job: CommandJob;
+  /** A compile job gets the scratch read-only (it is the source). */
+  job: CommandJob | CompileJob;
   /** Kill the runner when it is still there this long after release. */
   backstopMs: number;
   signal?: AbortSignal;
@@ -377,7 +384,7 @@ export interface ExecuteJobOptions extends RunnerDirs {
 export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutcome> {
   const t0 = performance.now();
   const denoDir = sandboxDenoDir();
-  const { exe, args } = runnerArgs(o, denoDir);
+  const { exe, args } = runnerArgs(o, denoDir, o.job.kind === "compile");
   const env: Record<string, string> = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
   if (denoDir !== null) env.DENO_DIR = denoDir;
   let child: Deno.ChildProcess;
