@@ -7,12 +7,15 @@
 import { html } from "htm/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Icon } from "./Icon.ts";
+import { PermissionTable } from "./PermissionTable.ts";
+import { commandMatches } from "./lib/command_input.ts";
 import { meterView, sizeView } from "./lib/format.ts";
 import type {
   CommandDescriptor,
   CommandResult,
   ContextProjection,
   ModelProfile,
+  PendingPermission,
 } from "./lib/types.ts";
 
 export interface ComposerProps {
@@ -29,6 +32,10 @@ export interface ComposerProps {
   projection: ContextProjection | null;
   commands: CommandDescriptor[];
   commandResult: CommandResult | null;
+  /** The Agent's pending approvals, live (the /permissions result shows them as a table). */
+  permissions: PendingPermission[];
+  conversationTitle(id: string | null): string;
+  onDecide(id: string, decision: "approve" | "deny"): Promise<void>;
   activeRunId: string | null;
   sending: boolean;
   onDraft(text: string): void;
@@ -66,11 +73,7 @@ export function Composer(p: ComposerProps) {
   const size = sizeView(p.draft);
   const slash = p.draft.startsWith("/");
   const typed = slash ? p.draft.slice(1).split(" ")[0] : "";
-  const matches = slash
-    ? p.commands.filter((c) =>
-      c.name.startsWith(typed) || c.aliases.some((a) => a.startsWith(typed))
-    )
-    : [];
+  const matches = slash ? commandMatches(p.commands, typed) : [];
 
   // Focus the composer when a Conversation (or an empty state) opens (keyboard-first), and
   // after Retry refilled the draft, with the caret at its end.
@@ -119,16 +122,23 @@ export function Composer(p: ComposerProps) {
             <button type="button" class="icon-btn" aria-label="Dismiss command result"
               onClick=${p.onDismissResult}><${Icon} name="close" /></button>
           </header>
-          <dl>
-            ${p.commandResult.lines.map((l) =>
-              html`
-                <div class="kv">
-                  <dt>${l.label}</dt>
-                  <dd>${l.value}</dd>
-                </div>
-              `
-            )}
-          </dl>
+          ${p.commandResult.command === "permissions"
+            ? html`
+              <${PermissionTable} permissions=${p.permissions}
+                conversationTitle=${p.conversationTitle} onDecide=${p.onDecide} />
+            `
+            : html`<dl>
+            ${
+              p.commandResult.lines.map((l) =>
+                html`
+                  <div class="kv">
+                    <dt>${l.label}</dt>
+                    <dd>${l.value}</dd>
+                  </div>
+                `
+              )
+            }
+          </dl>`}
         </section>
       `}
       ${showHelp && html`

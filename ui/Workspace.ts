@@ -24,6 +24,7 @@ import { autoTitle, DEFAULT_TITLE } from "./lib/format.ts";
 import { agentActions, conversationActions, type DialogRequest } from "./lib/management.ts";
 import { describeError } from "./lib/messages.ts";
 import { admittedTurn, effectAction, runBody } from "./lib/commands.ts";
+import { resolveCommandInput } from "./lib/command_input.ts";
 import type { RunView } from "./lib/run_store.ts";
 import { createMarkdownRenderer } from "./lib/sanitize.ts";
 import type { CommandDescriptor, CommandResult } from "./lib/types.ts";
@@ -44,18 +45,29 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const api = useMemo(() => createApi(request), [request]);
   const renderer = useMemo(() => createMarkdownRenderer(window), []);
   const drafts = useMemo(() => createDraftStore(globalThis.sessionStorage), []);
-  const [error, setError] = useState<{ message: string; code: string | null } | null>(null);
-  const fail = useCallback((err: unknown) => {
+  /**
+   * The error toast. `scope` is the draft key (Conversation or Agent empty state) a command or
+   * message failed in: such a toast shows only there and goes with the next command or message;
+   * page-level errors (scope null) stay until dismissed.
+   */
+  const [error, setError] = useState<
+    { message: string; code: string | null; scope: string | null } | null
+  >(null);
+  const failIn = useCallback((scope: string | null, err: unknown) => {
     const code = err instanceof TypeError ? "network_error" : errorCode(err);
     // A 401 already sends the app back to the login page (api.ts onUnauthorized).
     if (code === "unauthorized") return;
-    setError({ message: describeError(code, errorMessage(err)), code });
+    setError({ message: describeError(code, errorMessage(err)), code, scope });
   }, []);
+  const fail = useCallback((err: unknown) => failIn(null, err), [failIn]);
   const nav = useNavigation(api, fail);
   const { agents, agentId, conversations, convId, loadAgents, loadConversations } = nav;
   const model = useModelState(api, fail);
   const [commands, setCommands] = useState<CommandDescriptor[]>([]);
-  const [commandResult, setCommandResult] = useState<CommandResult | null>(null);
+  /** The last command's result, kept with the draft key it ran in (shown only there). */
+  const [commandResult, setCommandResult] = useState<
+    { scope: string; result: CommandResult } | null
+  >(null);
   const [detailsOpen, setDetailsOpen] = useState(false);
   const [detailsRun, setDetailsRun] = useState<string | null>(null);
   const [navOpen, setNavOpen] = useState(false);
@@ -99,8 +111,10 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     api.listCommands(agentId).then(setCommands, () => setCommands([]));
   }, [api, agentId]);
 
+  // Navigation takes the last command's result and a command's toast away with it.
   useEffect(() => {
     setCommandResult(null);
+    setError((e) => e && e.scope !== null ? null : e);
   }, [draftKey]);
 
   // The open Conversation was deleted elsewhere: re-read the list, which drops it and opens
@@ -188,10 +202,15 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
 
   const submit = async (text: string) => {
     if (!agentId) return;
+    const scope = draftKey;
+    // The previous command's result and a toast from this place go with the next command.
+    setCommandResult(null);
+    setError((e) => e && e.scope !== null ? null : e);
     if (!convId && text.startsWith("/")) {
       setError({
         message: "Slash commands act on a conversation: send a message first.",
         code: null,
+        scope,
       });
       return;
     }
@@ -199,14 +218,18 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     try {
       if (!convId) return await sendFirst(agentId, text);
       if (text.startsWith("/")) {
-        const r = await api.runCommand(agentId, convId, text);
-        setCommandResult(r);
+        const r = await api.runCommand(agentId, convId, resolveCommandInput(text, commands));
+        setCommandResult({ scope, result: r });
         setDraft("");
         const action = effectAction(r.effect);
         if (action.kind === "prefs") {
           patchPrefs(action.patch);
           conversation.refreshProjection();
-        } else if (action.kind === "new_conversation") await createConversation();
+        } else if (action.kind === "new_conversation") {
+          // An empty Conversation is already fresh: reuse it instead of piling up empty ones.
+          const empty = conversation.loaded && conversation.turns.length === 0;
+          if (!empty) await createConversation();
+        }
         return;
       }
       const { turnId, runId } = await api.startRun(agentId, convId, runBody(text, prefs));
@@ -216,7 +239,8 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
       runs.watch(agentId, convId, runId);
       if (detailsOpen) setDetailsRun(runId);
     } catch (err) {
-      fail(err);
+      // A refused first message opened its new Conversation: its toast goes along.
+      failIn(convId ? scope : null, err);
     } finally {
       setSending(false);
     }
@@ -284,7 +308,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
           html`<${ModelBanner} reason=${
             model.health?.reason ?? null
           } onRecheck=${model.refresh} />`}
-        ${error && html`
+        ${error && (error.scope === null || error.scope === draftKey) && html`
           <${ErrorToast} message=${error.message} code=${error.code}
             onDismiss=${() => setError(null)} />
         `}
@@ -303,7 +327,11 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
             compactNext: prefs.compactNext,
             models: model.models,
             commands,
-            commandResult,
+            commandResult: commandResult?.scope === draftKey ? commandResult.result : null,
+            permissions: approvals.pending,
+            conversationTitle: (id: string | null) =>
+              conversations.find((c) => c.id === id)?.title ?? "another conversation",
+            onDecide: approvals.decide,
             activeRunId,
             sending,
             onDraft: setDraft,
