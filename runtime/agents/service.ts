@@ -38,6 +38,7 @@
  */
 import { escapeName } from "../display_name.ts";
 import { AppError } from "../errors.ts";
+import { isValidId } from "../path_safety.ts";
 import { AGENT_DRAIN_TIMEOUT_MS, AGENTS_MAX, SYSTEM_AGENT_ID } from "../limits.ts";
 import type { Logger } from "../log.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
@@ -197,7 +198,8 @@ export function createAgentService(opts: AgentServiceOptions) {
     raw: Record<string, unknown>,
     err?: unknown,
   ): void {
-    if (row) opts.pool.unavailable(row.id);
+    // The pool refuses it too (a row with a valid id but invalid fields included).
+    if (isValidId(rawId)) opts.pool.unavailable(rawId);
     const view = row
       ? { ...toAgentView(row), state: "unavailable" as const, unavailable_reason: reason }
       : invalidRowView(raw, viewId);
@@ -242,7 +244,7 @@ export function createAgentService(opts: AgentServiceOptions) {
       reg.deleteInvalidRow(db, entry.rawId);
     }
     unavailable.delete(viewId);
-    if (entry.row) opts.pool.available(entry.row.id);
+    if (isValidId(entry.rawId)) opts.pool.available(entry.rawId);
     opts.log.info("agent.deleted", { agent: viewId, unavailable: entry.reason, residue });
     return residue;
   }
@@ -458,7 +460,7 @@ export function createAgentService(opts: AgentServiceOptions) {
      * directories without a registry row are reported, never deleted silently.
      */
     recover(): void {
-      for (const u of unavailable.values()) if (u.row) opts.pool.available(u.row.id);
+      for (const u of unavailable.values()) if (isValidId(u.rawId)) opts.pool.available(u.rawId);
       unavailable.clear();
       if (!reg.getAgent(db, SYSTEM_AGENT_ID)) {
         try {
