@@ -399,8 +399,12 @@ export function createAgentService(opts: AgentServiceOptions) {
       const broken = unavailable.get(id);
       if (broken) {
         // [AG-5] Nothing can be admitted for an unavailable Agent: no drain, just remove.
-        if (broken.row?.is_system === 1) throw new AppError("agent_protected");
+        // [AG-2] The system Agent's id is never deleted, whatever its row holds.
+        if (id === SYSTEM_AGENT_ID) throw new AppError("agent_protected");
         purgeUnavailable(id, broken);
+        // An invalid row may have held the system flag and kept the system Agent from being
+        // created at start-up: with the row gone, it is created now.
+        if (!reg.getAgent(db, SYSTEM_AGENT_ID)) ensureSystemAgent();
         return;
       }
       const row = requireRow(id);
@@ -462,14 +466,7 @@ export function createAgentService(opts: AgentServiceOptions) {
     recover(): void {
       for (const u of unavailable.values()) if (isValidId(u.rawId)) opts.pool.available(u.rawId);
       unavailable.clear();
-      if (!reg.getAgent(db, SYSTEM_AGENT_ID)) {
-        try {
-          createRow(SYSTEM_AGENT_ID, SYSTEM_AGENT_NAME, true);
-        } catch (err) {
-          // Its row (if inserted) is recovered, or marked unavailable, by the loop below.
-          opts.log.error("agent.system_create_failed", { error: errorName(err) });
-        }
-      }
+      if (!reg.getAgent(db, SYSTEM_AGENT_ID)) ensureSystemAgent();
       const known = new Set<string>();
       for (const raw of reg.listAgentRowsRaw(db)) {
         if (typeof raw.id === "string") known.add(raw.id);
@@ -499,6 +496,16 @@ export function createAgentService(opts: AgentServiceOptions) {
     },
   };
   return service;
+
+  /** Creates the missing system Agent; a failure is logged (the next start retries). */
+  function ensureSystemAgent(): void {
+    try {
+      createRow(SYSTEM_AGENT_ID, SYSTEM_AGENT_NAME, true);
+    } catch (err) {
+      // At start-up its row (if inserted) is then recovered, or marked unavailable.
+      opts.log.error("agent.system_create_failed", { error: errorName(err) });
+    }
+  }
 
   /** Converges one valid row forward (see `recover`); throws when its files are broken. */
   function recoverRow(row: AgentRow): void {

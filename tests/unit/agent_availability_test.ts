@@ -208,3 +208,62 @@ Deno.test("a half-done upgrade or delete whose files are broken is unavailable, 
       registry.close();
     }
   }));
+
+Deno.test("a row that held the system flag under another id is deletable and the system Agent returns", () =>
+  withTempHome(async (dir) => {
+    const home = resolveHome(dir);
+    ensureHomeSkeleton(home);
+    const registry = openDatabase({
+      root: home.root,
+      relative: "data/agent-registry.sqlite",
+      migrations: REGISTRY_MIGRATIONS,
+    });
+    try {
+      service(home.root, registry).pool.closeAll();
+      const impostor = crypto.randomUUID().toUpperCase();
+      registry.prepare("DELETE FROM agents WHERE id = ?").run(SYSTEM_AGENT_ID);
+      registry.prepare(
+        `INSERT INTO agents (id, name, state, generation, is_system, created_at, updated_at)
+         VALUES (?, 'impostor', 'active', 1, 1, 1, 1)`,
+      ).run(impostor);
+      const { svc, pool } = service(home.root, registry);
+      try {
+        // The unique system flag is taken: start-up cannot create the system Agent, and goes on.
+        assertEquals(svc.list().map((a) => [a.id, a.unavailable_reason]), [
+          [surrogateId(impostor), "registry_row_invalid"],
+        ]);
+        await svc.delete(surrogateId(impostor));
+        assertEquals(svc.get(SYSTEM_AGENT_ID).state, "active");
+        assertEquals(svc.list().map((a) => a.id), [SYSTEM_AGENT_ID]);
+      } finally {
+        pool.closeAll();
+      }
+    } finally {
+      registry.close();
+    }
+  }));
+
+Deno.test("the system Agent's id is never deleted, even when its row is invalid", () =>
+  withTempHome(async (dir) => {
+    const home = resolveHome(dir);
+    ensureHomeSkeleton(home);
+    const registry = openDatabase({
+      root: home.root,
+      relative: "data/agent-registry.sqlite",
+      migrations: REGISTRY_MIGRATIONS,
+    });
+    try {
+      service(home.root, registry).pool.closeAll();
+      registry.prepare("UPDATE agents SET is_system = 0 WHERE id = ?").run(SYSTEM_AGENT_ID);
+      const { svc, pool } = service(home.root, registry);
+      try {
+        assertEquals(svc.get(SYSTEM_AGENT_ID).unavailable_reason, "registry_row_invalid");
+        await assertRejects(() => svc.delete(SYSTEM_AGENT_ID), expectCode("agent_protected"));
+        assert(Deno.statSync(`${home.root}/data/agents/${SYSTEM_AGENT_ID}`).isDirectory);
+      } finally {
+        pool.closeAll();
+      }
+    } finally {
+      registry.close();
+    }
+  }));
