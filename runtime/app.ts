@@ -22,7 +22,12 @@ import { staticRoutes } from "./http/static_routes.ts";
 import { modelHealth, modelRoutes } from "./http/model_routes.ts";
 import { createBroker } from "./model/broker.ts";
 import { PullManager } from "./model/pulls.ts";
-import { type CatalogOptions, createCatalog } from "./model/catalog.ts";
+import {
+  type CatalogOptions,
+  createCatalog,
+  endpointUrl,
+  parseOllamaUrl,
+} from "./model/catalog.ts";
 import type { ModelBroker } from "./model/types.ts";
 import { isSelectableModel } from "./http/model_routes.ts";
 import { type DatabaseSync, openDatabase } from "./store/sqlite.ts";
@@ -114,7 +119,11 @@ export function createApp(opts: AppOptions): App {
   const runQueries = createRunQueries(runs);
   const routes: Route[] = [
     ...staticRoutes(modelHealth(model)),
-    ...modelRoutes(model, { pulls, modelInUse: (id) => runs.modelInUse(id) }),
+    ...modelRoutes(model, {
+      pulls,
+      modelInUse: (id) => runs.modelInUse(id),
+      endpointUrl: endpointUrl(parseOllamaUrl(opts.ollamaUrl)),
+    }),
     ...authRoutes(gateway),
     ...agentRoutes({ agents, models: { isKnown: (id) => isSelectableModel(model, id) } }),
     ...conversationRoutes({ conversations }),

@@ -29,6 +29,8 @@ export interface CommandPortDeps {
       available: boolean;
       window: number | null;
       reason?: string;
+      state?: string;
+      capabilities?: string[];
     }[];
   };
   runs?: RunCommandDeps;
@@ -88,6 +90,8 @@ export function createCommandPorts(deps: CommandPortDeps): CommandPorts {
           available: m.available,
           ...(m.window !== null ? { window: m.window } : {}),
           ...(m.reason ? { reason: m.reason } : {}),
+          ...(m.state ? { state: m.state } : {}),
+          ...(m.capabilities ? { capabilities: m.capabilities } : {}),
         })),
       );
     },

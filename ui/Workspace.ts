@@ -307,7 +307,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
         ${modelDown &&
           html`<${ModelBanner} reason=${
             model.health?.reason ?? null
-          } onRecheck=${model.refresh} />`}
+          } onRecheck=${model.refresh} request=${request} />`}
         ${error && (error.scope === null || error.scope === draftKey) && html`
           <${ErrorToast} message=${error.message} code=${error.code}
             onDismiss=${() => setError(null)} />

@@ -18,8 +18,9 @@ const MODEL_ID_ARG: CommandArgSpec = {
   name: "model_id",
   required: false,
   description: "A model id from the catalog (omit to list the catalog).",
-  // The same shape the run route accepts for model_id.
-  pattern: /^[a-z0-9][a-z0-9._:-]{0,63}$/,
+  // The catalog grammar [MB-10] (ASCII only, so 256 characters are 256 bytes).
+  pattern:
+    /^(?=[^]{1,256}$)[a-z0-9][a-z0-9._-]*(?:\/[a-z0-9][a-z0-9._-]*){0,2}(?::[A-Za-z0-9._-]+)?$/,
 };
 
 /** Flattens a JSON object into label/value lines (two levels, scalars only). */
@@ -96,13 +97,20 @@ const model: Spec = {
     if (args.length === 0) {
       return {
         title: "Models",
-        lines: models.map((m) => ({
+        // [MB-10] ready and chat-only models with their window and badges; unsupported hidden.
+        lines: models.filter((m) => m.state !== "unsupported").map((m) => ({
           label: m.id,
-          value: m.available ? "available" : `unavailable${m.reason ? ` (${m.reason})` : ""}`,
+          value: m.available
+            ? [
+              m.state === "chat_only" ? "chat only" : "ready",
+              ...(m.window !== undefined ? [`window ${m.window}`] : []),
+              ...(m.capabilities ?? []).filter((c) => c === "tools" || c === "thinking"),
+            ].join(" · ")
+            : `unavailable${m.reason ? ` (${m.reason})` : ""}`,
         })),
       };
     }
-    const found = models.find((m) => m.id === args[0]);
+    const found = models.find((m) => m.id === args[0] && m.state !== "unsupported");
     if (!found) throw new AppError("model_not_found");
     return {
       title: "Model selected",

@@ -25,6 +25,9 @@ export interface ModelFacts {
   available: boolean;
   window?: number;
   reason?: string;
+  /** ready | chat_only | unsupported | unavailable [MB-10]. */
+  state?: string;
+  capabilities?: string[];
 }
 
 export interface PendingPermissionFacts {

@@ -58,6 +58,8 @@ export interface ModelRouteDeps {
   pulls: PullManager;
   /** Whether an active Run uses this model (DELETE refuses then) [MB-13]. */
   modelInUse(modelId: string): boolean;
+  /** The `--ollama` origin as the operator configured it (for the unreachable banner). */
+  endpointUrl: string;
 }
 
 const SSE_HEADERS = {
@@ -132,6 +134,13 @@ export function modelRoutes(broker: ModelBroker, deps?: ModelRouteDeps): Route[]
   if (!deps) return routes;
   const { pulls } = deps;
   routes.push({
+    // The operator's own `--ollama` origin, for the banner that says how to reach it
+    // (session only; never part of a model profile; never the resolved address).
+    method: "GET",
+    path: "/api/models/endpoint",
+    auth: "session",
+    handler: () => json({ url: deps.endpointUrl }),
+  }, {
     // [MB-13] one pull at a time; a bare catalog name only.
     method: "POST",
     path: "/api/models/pull",

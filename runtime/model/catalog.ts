@@ -185,6 +185,11 @@ export function parseOllamaUrl(raw: string): OllamaEndpoint {
   return Object.freeze({ host, port });
 }
 
+/** The endpoint as an origin string (`http://host:port`), as the operator configured it. */
+export function endpointUrl(e: OllamaEndpoint): string {
+  return `http://${e.host.includes(":") ? `[${e.host}]` : e.host}:${e.port}`;
+}
+
 /** The profile a family gets [MB-11]: the Qwen 3.x families (qwen3, qwen3moe, qwen35, …) get [MB-3]'s. */
 export function profileKindOf(family: string | null): ProfileKind {
   return family !== null && /^qwen3/i.test(family) ? "qwen3" : "generic";

@@ -133,7 +133,7 @@ export async function listTags(
     );
     if (t.status !== 200) return { ok: false, reason: "protocol_error" };
     if (t.text === null) {
-      return { ok: false, reason: t.tooLarge ? "show_too_large" : "protocol_error" };
+      return { ok: false, reason: t.tooLarge ? "tags_too_large" : "protocol_error" };
     }
     const parsed = TagsSchema.safeParse(safeJson(t.text));
     if (!parsed.success) return { ok: false, reason: "protocol_error" };

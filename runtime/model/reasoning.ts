@@ -24,7 +24,8 @@ export const REASONING_MARKER = "\n\n[Reasoning cut: it reached the 32 KiB limit
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-const LIMIT = REASONING_COMMIT_MAX_BYTES - enc.encode(REASONING_MARKER).length;
+export const REASONING_CONTENT_LIMIT_BYTES = REASONING_COMMIT_MAX_BYTES -
+  enc.encode(REASONING_MARKER).length;
 
 export class ReasoningBuffer {
   #bytes = new Uint8Array(1024);
@@ -49,8 +50,8 @@ export class ReasoningBuffer {
   append(text: string): void {
     if (this.#cut || text.length === 0) return;
     let chunk: Uint8Array = enc.encode(text);
-    if (this.#len + chunk.length > LIMIT) {
-      chunk = utf8Prefix(chunk, LIMIT - this.#len);
+    if (this.#len + chunk.length > REASONING_CONTENT_LIMIT_BYTES) {
+      chunk = utf8Prefix(chunk, REASONING_CONTENT_LIMIT_BYTES - this.#len);
       this.#cut = true;
     }
     if (this.#len + chunk.length > this.#bytes.length) {

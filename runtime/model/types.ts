@@ -218,7 +218,8 @@ export type UnavailableReason =
   | "window_too_small"
   | "protocol_error"
   | "show_timeout"
-  | "show_too_large";
+  | "show_too_large"
+  | "tags_too_large";
 
 /** The four catalog states [MB-10]. */
 export type CatalogState = "ready" | "chat_only" | "unsupported" | "unavailable";

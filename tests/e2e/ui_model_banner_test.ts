@@ -11,7 +11,8 @@ import { freePort, startTestServer } from "../helpers/server.ts";
 import { createConversation, send } from "./_ui_support.ts";
 
 Deno.test("without a reachable model the banner explains --ollama and a message is refused with its code", async () => {
-  const server = await startTestServer({ args: ["--ollama", `http://127.0.0.1:${freePort()}`] });
+  const ollamaUrl = `http://127.0.0.1:${freePort()}`;
+  const server = await startTestServer({ args: ["--ollama", ollamaUrl] });
   const browser = await launchBrowser();
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -20,7 +21,16 @@ Deno.test("without a reachable model the banner explains --ollama and a message 
     await page.fill("[data-testid=login-token]", readBootstrapToken(server.home));
     await page.click("[data-testid=login-submit]");
     const banner = await page.waitForSelector("[data-testid=model-banner]", { timeout: 15_000 });
-    assertMatch(await banner.textContent() ?? "", /Model unavailable[\s\S]*--ollama/);
+    assertMatch(
+      await banner.textContent() ?? "",
+      /Model unavailable[\s\S]*ollama serve[\s\S]*--ollama/,
+    );
+    // [UI-12] the banner names the URL this server was configured with.
+    await page.waitForFunction(
+      (url) => document.querySelector("[data-testid=model-banner-url]")?.textContent === url,
+      ollamaUrl,
+      { timeout: 10_000 },
+    );
 
     await createConversation(page);
     await send(page, "is anyone there?");

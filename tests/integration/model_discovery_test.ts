@@ -233,6 +233,20 @@ Deno.test("at most 256 models are read from /api/tags: 256 are all listed, the 2
   }
 });
 
+Deno.test("a /api/tags body over 1 MiB marks the catalog unavailable with its reason", async () => {
+  const models: Record<string, FakeModel> = {};
+  for (let i = 0; i < 5000; i++) models[`m${i}:1b`] = FAKE_FLEET["gemma3:1b"];
+  await withFleet(
+    (broker) => {
+      assertEquals(brief(broker.publicProfiles()), [
+        ["qwen3.5:2b", "unavailable", null, null, true, "tags_too_large"],
+      ]);
+    },
+    {},
+    models,
+  );
+});
+
 Deno.test("a model that vanished stays listed as unavailable until an explicit refresh", async () => {
   await withFleet(async (broker, ollama) => {
     delete ollama.models["gemma3:1b"];

@@ -86,6 +86,12 @@ Deno.test("the API lists the fleet; a Turn on model B after model A sends each i
       ],
     );
     assert(!JSON.stringify(list.body).includes(String(h.ollama.port)));
+    // The operator's own --ollama origin is readable with a session only (for the banner).
+    const ep = await h.api("GET", "/api/models/endpoint");
+    assertEquals(ep.body, { url: h.ollama.url });
+    const anon = await fetch(`${h.server.url}/api/models/endpoint`);
+    await anon.body?.cancel();
+    assertEquals(anon.status, 401);
     const conv = await newConversation(h);
     h.ollama.enqueue(sc.text("Answer from A."), sc.text("Answer from B."));
     const a = await turn(h, conv, { message: "first", model_id: "llama3.2:3b" });
