@@ -14,9 +14,10 @@ Usage: agent-builder <command> [options]
 
 Commands:
   serve [--host 127.0.0.1] [--port 20815] [--home DIR] [--ollama URL]
-        [--model NAME]... [--default-model NAME] [--max-window N]
+        [--model NAME]... [--default-model NAME] [--max-window N] [--runner-user nobody]
                           serve the web UI and API (--model, repeatable ≤ 32: the catalog is
-                          exactly these models, in order; default: every model Ollama has)
+                          exactly these models, in order; default: every model Ollama has;
+                          as root, Workers and commands run as --runner-user)
   rotate-token [--home DIR] [--generate]
                           set a new bootstrap token (hidden TTY input) and log out every browser
   backup NAME [--home DIR] [--gzip]

@@ -42,10 +42,27 @@ export function parseSandboxIdentity(name: string, passwd: string): SandboxIdent
   return null;
 }
 
+let configured = DEFAULT_SANDBOX_USER;
+
+/**
+ * Sets the account sandboxes switch to (`serve --runner-user`, default
+ * `nobody`) for this process. Returns false when this process is root and
+ * the name does not resolve to an unprivileged uid/gid (the caller refuses
+ * to start); an unprivileged server switches to no other account.
+ */
+export function configureSandboxUser(name: string): boolean {
+  if (Deno.uid() === 0 && resolveSandboxIdentity(name) === null) return false;
+  configured = name;
+  return true;
+}
+
+/** The configured sandbox account name. */
+export function sandboxUser(): string {
+  return configured;
+}
+
 /** Resolves `name` against this host's /etc/passwd; null when unknown or privileged. */
-export function resolveSandboxIdentity(
-  name: string = DEFAULT_SANDBOX_USER,
-): SandboxIdentity | null {
+export function resolveSandboxIdentity(name: string = configured): SandboxIdentity | null {
   let passwd = "";
   try {
     passwd = Deno.readTextFileSync("/etc/passwd");

@@ -21,7 +21,7 @@ import {
 } from "../runtime/protocol/ipc.ts";
 import { type ConfineSteps, PRODUCTION_STEPS, runStage1, runStage2 } from "./confine.ts";
 import { readCapSets, type TargetIdentity } from "./capabilities.ts";
-import { DEFAULT_SANDBOX_USER, resolveSandboxIdentity } from "./identity.ts";
+import { resolveSandboxIdentity, sandboxUser } from "./identity.ts";
 import { AppError } from "../runtime/errors.ts";
 import { landlockAbi } from "./probe.ts";
 import { statx, syscall } from "./libc.ts";
@@ -147,11 +147,11 @@ function identityFlags(uid: string | undefined, gid: string | undefined): Target
 
 /**
  * The identity arguments a root server appends to every sandbox command line
- * (`--uid`/`--gid` of `nobody` unless told otherwise); none when the server is
+ * (`--uid`/`--gid` of `serve --runner-user`, default `nobody`); none when the server is
  * unprivileged. A root server whose sandbox account cannot be resolved gets
  * `sandbox_unavailable`: it never runs a sandbox as root [SB-7].
  */
-export function sandboxIdentityArgs(user: string = DEFAULT_SANDBOX_USER): string[] {
+export function sandboxIdentityArgs(user: string = sandboxUser()): string[] {
   if (Number(syscall("getuid").ret) !== 0) return [];
   const id = resolveSandboxIdentity(user);
   if (id === null) throw new AppError("sandbox_unavailable", `sandbox user ${user} unresolved`);

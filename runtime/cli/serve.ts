@@ -13,6 +13,7 @@ import { ensurePrivateDir } from "../path_safety.ts";
 import { startServer } from "../http/server.ts";
 import { createCatalog } from "../model/catalog.ts";
 import { parseArgs, UsageError } from "../argv.ts";
+import { configureSandboxUser, DEFAULT_SANDBOX_USER } from "../../sandbox/identity.ts";
 
 /** Test-only hooks handed to the App; the shipped entry (main.ts) passes none. */
 export type ServeHooks = Pick<AppOptions, "faults" | "runTestHooks">;
@@ -40,8 +41,13 @@ export async function serveCommand(argv: string[], hooks: ServeHooks = {}): Prom
   // `--model` is repeatable (≤ 32, the catalog in this order) [MB-10]; the rest are single flags.
   const { values: models, rest } = takeRepeated(argv, "model");
   const a = parseArgs(rest, {
-    flags: ["host", "port", "home", "ollama", "default-model", "max-window"],
+    flags: ["host", "port", "home", "ollama", "default-model", "max-window", "runner-user"],
   });
+  // The account Workers and runners switch to when this server runs as root [SB-7, EX-1].
+  const runnerUser = a.flags["runner-user"] ?? DEFAULT_SANDBOX_USER;
+  if (!configureSandboxUser(runnerUser)) {
+    throw new UsageError(`--runner-user ${runnerUser} is not an unprivileged account of this host`);
+  }
   const host = a.flags.host ?? DEFAULT_HOST;
   const port = a.flags.port === undefined ? DEFAULT_PORT : Number(a.flags.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {

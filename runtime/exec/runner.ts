@@ -51,7 +51,7 @@ import {
   selfSeccompFilters,
 } from "../../sandbox/attestation.ts";
 import { denoRunFlags, sandboxIdentityArgs } from "../../sandbox/worker_entry.ts";
-import { DEFAULT_SANDBOX_USER, resolveSandboxIdentity } from "../../sandbox/identity.ts";
+import { resolveSandboxIdentity, sandboxUser } from "../../sandbox/identity.ts";
 import {
   AT_SYMLINK_NOFOLLOW,
   closeFd,
@@ -206,7 +206,7 @@ export async function acquireCommandSlot(
  * command can write its scratch and tmp. Bounded by the scratch bounds the
  * caller enforces [EX-3]. A no-op for an unprivileged server.
  */
-export function handOverToSandbox(dir: string, user = DEFAULT_SANDBOX_USER): void {
+export function handOverToSandbox(dir: string, user = sandboxUser()): void {
   if (!selfIsRoot()) return;
   const id = resolveSandboxIdentity(user);
   if (id === null) throw new AppError("sandbox_unavailable", `sandbox user ${user} unresolved`);
