@@ -16,6 +16,9 @@ export function Dialog({ request, onClose }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
   const [value, setValue] = useState(request.field?.value ?? "");
   const [busy, setBusy] = useState(false);
+  /** The inline message shown once a submit was refused (then updated while typing). */
+  const [problem, setProblem] = useState<string | null>(null);
+  const check = (v: string) => request.field?.validate?.(v) ?? null;
   useEffect(() => {
     const d = ref.current;
     if (d && !d.open) d.showModal();
@@ -23,7 +26,11 @@ export function Dialog({ request, onClose }: DialogProps) {
   }, []);
   const submit = async (ev: Event) => {
     ev.preventDefault();
-    if (request.field && value.trim() === "") return;
+    if (request.field) {
+      const why = check(value) ?? (value.trim() === "" ? "This cannot be empty." : null);
+      setProblem(why);
+      if (why) return;
+    }
     setBusy(true);
     try {
       await request.onConfirm(value.trim());
@@ -41,10 +48,17 @@ export function Dialog({ request, onClose }: DialogProps) {
         ${request.field && html`
           <label class="field">
             <span class="field-label">${request.field.label}</span>
-            <input class="input" type="text" value=${value} maxLength=${request.field.maxLength}
-              autofocus data-testid="dialog-input"
-              onInput=${(e: Event) => setValue((e.target as HTMLInputElement).value)} />
+            <input class="input" type="text" value=${value} autofocus data-testid="dialog-input"
+              maxLength=${request.field.validate ? undefined : request.field.maxLength}
+              aria-invalid=${problem ? "true" : "false"} aria-describedby="dialog-problem"
+              onInput=${(e: Event) => {
+                const v = (e.target as HTMLInputElement).value;
+                setValue(v);
+                if (problem !== null) setProblem(check(v));
+              }} />
           </label>
+          <p id="dialog-problem" class="field-problem" role="alert" data-testid="dialog-error">${problem ??
+            ""}</p>
         `}
         <div class="dialog-actions">
           <button type="button" class="btn btn-ghost" onClick=${onClose}>Cancel</button>

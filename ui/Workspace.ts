@@ -269,6 +269,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const mgmt = {
     api,
     agent,
+    agents,
     agentId,
     convId,
     conversations,

@@ -18,14 +18,24 @@ export interface DialogRequest {
   message: string;
   confirmLabel: string;
   danger?: boolean;
-  /** When set, the dialog asks for one text value. */
-  field?: { label: string; value: string; maxLength: number };
+  /**
+   * When set, the dialog asks for one text value; `validate` returns the inline message that
+   * keeps the dialog open (empty, too long, duplicate…), or null.
+   */
+  field?: {
+    label: string;
+    value: string;
+    maxLength: number;
+    validate?(value: string): string | null;
+  };
   onConfirm(value: string): void | Promise<void>;
 }
 
 export interface ManagementDeps {
   api: Api;
   agent: Agent | null;
+  /** Every Agent (for the duplicate-name check). */
+  agents: readonly Agent[];
   agentId: string | null;
   convId: string | null;
   conversations: Conversation[];
@@ -37,6 +47,23 @@ export interface ManagementDeps {
   fail(err: unknown): void;
 }
 
+/** Why an Agent name cannot be used (trimmed, in characters; names compare case-insensitively). */
+export function agentNameProblem(
+  name: string,
+  existing: readonly { id: string; name: string }[],
+  self: string | null = null,
+): string | null {
+  const v = name.trim();
+  if (v === "") return "Give the agent a name.";
+  const n = Array.from(v).length;
+  if (n > AGENT_NAME_MAX) return `At most ${AGENT_NAME_MAX} characters (this is ${n}).`;
+  const key = v.toLocaleLowerCase();
+  if (existing.some((a) => a.id !== self && a.name.trim().toLocaleLowerCase() === key)) {
+    return `An agent named "${v}" already exists.`;
+  }
+  return null;
+}
+
 export function agentActions(d: ManagementDeps) {
   const { api, agent, fail } = d;
   return {
@@ -45,7 +72,12 @@ export function agentActions(d: ManagementDeps) {
         title: "New agent",
         message: "Each Agent gets its own private workspace and state.",
         confirmLabel: "Create agent",
-        field: { label: "Name", value: "", maxLength: AGENT_NAME_MAX },
+        field: {
+          label: "Name",
+          value: "",
+          maxLength: AGENT_NAME_MAX,
+          validate: (v) => agentNameProblem(v, d.agents),
+        },
         onConfirm: async (name) => {
           try {
             const a = await api.createAgent(name);
@@ -61,7 +93,12 @@ export function agentActions(d: ManagementDeps) {
         title: "Rename agent",
         message: "Only the display name changes.",
         confirmLabel: "Rename",
-        field: { label: "Name", value: agent.name, maxLength: AGENT_NAME_MAX },
+        field: {
+          label: "Name",
+          value: agent.name,
+          maxLength: AGENT_NAME_MAX,
+          validate: (v) => agentNameProblem(v, d.agents, agent.id),
+        },
         onConfirm: (name) =>
           api.renameAgent(agent.id, name).then(() => d.reloadAgents(agent.id)).catch(fail),
       }),
