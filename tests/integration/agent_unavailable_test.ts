@@ -422,3 +422,22 @@ Deno.test("a registry that lost its CHECK constraints is refused at start-up wit
     Deno.removeSync(home, { recursive: true });
   }
 });
+
+Deno.test("a zeroed registry is refused at start-up with a fixed code, not a crash", async () => {
+  const home = makeTempHome();
+  try {
+    const server = await startTestServer({ home });
+    assertEquals(await server.stop(), 0);
+    const reg = `${home}/data/agent-registry.sqlite`;
+    Deno.writeFileSync(reg, new Uint8Array(Deno.statSync(reg).size));
+    const r = await runCli(["serve", "--home", home, "--host", "127.0.0.1", "--port", "0"]);
+    assertEquals(r.code, 1);
+    assert(
+      r.stderr.includes("database_not_sqlite — data/agent-registry.sqlite"),
+      r.stderr,
+    );
+    assert(!/\bat \w+ \(/.test(r.stderr), "no stack trace");
+  } finally {
+    Deno.removeSync(home, { recursive: true });
+  }
+});
