@@ -4,6 +4,7 @@
  * "compact next turn" chip, the slash-command help panel and the last command
  * result. Slash input goes to the command endpoint, never to a Turn [SC-1].
  */
+import { modelLabel, pickable } from "./lib/model_picker.ts";
 import { html } from "htm/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Icon } from "./Icon.ts";
@@ -44,21 +45,6 @@ export interface ComposerProps {
   onSubmit(text: string): void;
   onStop(runId: string): void;
   onDismissResult(): void;
-}
-
-/** [UI-7, MB-10] ready and chat-only models once each; unavailable ones shown disabled. */
-function pickable(models: ModelProfile[]): ModelProfile[] {
-  const seen = new Set<string>();
-  return models.filter((m) => m.state !== "unsupported" && !seen.has(m.id) && seen.add(m.id));
-}
-
-function modelLabel(m: ModelProfile): string {
-  if (!m.available) return `${m.id} — unavailable${m.reason ? ` (${m.reason})` : ""}`;
-  const badges = [
-    m.state === "chat_only" ? "chat only" : m.capabilities.includes("tools") ? "tools" : null,
-    m.capabilities.includes("thinking") ? "thinking" : null,
-  ].filter(Boolean);
-  return badges.length ? `${m.id} · ${badges.join(" · ")}` : m.id;
 }
 
 function defaultLabel(models: ModelProfile[]): string {

@@ -73,6 +73,17 @@ Deno.test("the Models view pulls with a progress bar, the picker switches the mo
           timeout: 30_000,
         });
         await page.waitForSelector("[data-testid=model-row][data-model='phi4-mini:3.8b']");
+        // Delete asks first; only the confirmation removes it on Ollama.
+        const row = "[data-testid=model-row][data-model='phi4-mini:3.8b']";
+        await page.locator(`${row} [data-testid=model-delete]`).click();
+        await page.locator(`${row} [data-testid=model-delete-confirm]`).waitFor();
+        assertEquals(ollama.requests.filter((r) => r.method === "DELETE").length, 0);
+        await page.locator(`${row} [data-testid=model-delete-confirm]`).click();
+        await page.waitForSelector(row, { state: "detached", timeout: 15_000 });
+        assertEquals(
+          ollama.requests.filter((r) => r.method === "DELETE").map((r) => r.body),
+          [{ model: "phi4-mini:3.8b" }],
+        );
         await page.click("[data-testid=models-close]");
       }
 
@@ -111,6 +122,19 @@ Deno.test("the Models view pulls with a progress bar, the picker switches the mo
       const answers = await page.$$eval("[data-testid=turn]", (t) => t.map((x) => x.textContent));
       assert(answers[1]!.includes("Hi there!"));
       await page.screenshot({ path: `${shots}/reasoning-expanded-${scheme}.png` });
+      // After a reload every ended Turn still shows the model that answered and its
+      // reasoning (from the Run's journal) [MB-14, UI-12].
+      await page.reload();
+      await page.waitForFunction(
+        () => document.querySelectorAll("[data-testid=turn-model]").length === 2,
+        undefined,
+        { timeout: 20_000 },
+      );
+      assertEquals(
+        await page.$$eval("[data-testid=turn-model]", (t) => t.map((x) => x.textContent)),
+        ["llama3.2:3b", "deepseek-r1:1.5b"],
+      );
+      assertEquals(await page.locator("[data-testid=reasoning-block]").count(), 1);
       await ctx.close();
     }
   } finally {
