@@ -61,7 +61,7 @@ import {
 } from "./libc.ts";
 import { denoRunFlags, devCodeRoots, EXIT_SANDBOX_FAILURE } from "./worker_entry.ts";
 import { posixSpawn, waitFor } from "./spawn.ts";
-import { readProcText } from "./procfs.ts";
+import { listNumericEntries, readProcText } from "./procfs.ts";
 import {
   type CommandJob,
   type CompileJob,
@@ -466,14 +466,46 @@ function toB64(bytes: Uint8Array): string {
 const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 /**
- * Kills every process of this runner's Landlock domain that is left and
- * reaps every orphan (this process is their subreaper) until none is left.
- * True when no child is left to wait for within `budgetMs`.
+ * SIGKILL to every descendant. In the runner's own PID namespace (stage 2 is
+ * its init) that is `kill(-1)`: everything the namespace holds but us.
+ * Without one, `kill(-1)` would also reach stage 1 (same uid, same Landlock
+ * domain), so the descendants are found through /proc instead: every
+ * process whose parent chain reaches this one — orphans included, because
+ * this process is their child subreaper.
  */
-function sweepAndReap(budgetMs: number): boolean {
+function killDescendants(pidns: boolean): void {
+  if (pidns) {
+    syscall("kill", -1, SIGKILL);
+    return;
+  }
+  const self = Number(/\nPid:\s+(\d+)/.exec(readProcText("/proc/self/status") ?? "")?.[1] ?? 0);
+  const parent = new Map<number, number>();
+  for (const pid of listNumericEntries("/proc")) {
+    const st = readProcText(`/proc/${pid}/stat`);
+    if (st === null) continue;
+    parent.set(pid, Number(st.slice(st.lastIndexOf(")") + 2).split(" ")[1]));
+  }
+  for (const pid of parent.keys()) {
+    let p = parent.get(pid);
+    for (let hops = 0; p !== undefined && p > 1 && hops < 4096; hops++) {
+      if (p === self) {
+        syscall("kill", pid, SIGKILL);
+        break;
+      }
+      p = parent.get(p);
+    }
+  }
+}
+
+/**
+ * Kills what is left of the command and reaps every orphan (this process is
+ * their subreaper) until none is left. True when no child is left to wait
+ * for within `budgetMs` — the runner's proof of release.
+ */
+function sweepAndReap(pidns: boolean, budgetMs: number): boolean {
   const end = Date.now() + budgetMs;
   for (;;) {
-    syscall("kill", -1, SIGKILL);
+    killDescendants(pidns);
     for (;;) {
       const r = syscall("wait4", -1, null, WNOHANG | WALL, null);
       if (r.ret > 0n) continue;
@@ -518,7 +550,7 @@ async function runCommandJob(
       stderr: "piped",
     }).spawn();
   } catch {
-    return base("spawn_failed", { released: sweepAndReap(1000) });
+    return base("spawn_failed", { released: sweepAndReap(o.pidns, 1000) });
   }
   let ended: DoneFrame["ended"] | null = null;
   const killAll = (why: DoneFrame["ended"]) => {
@@ -526,7 +558,7 @@ async function runCommandJob(
     try {
       child.kill("SIGKILL");
     } catch { /* already gone */ }
-    if (!o.pidns) syscall("kill", -1, SIGKILL);
+    killDescendants(o.pidns);
   };
   const timer = setTimeout(() => killAll("timeout"), job.timeout_ms);
   // A `runner.kill` from the server (cancel) ends everything.
@@ -579,7 +611,7 @@ async function runCommandJob(
   clearTimeout(timer);
   // The program is gone; with a PID namespace so is everything it started.
   // The sweep covers the host without one, and proves release either way.
-  const released = sweepAndReap(5000);
+  const released = sweepAndReap(o.pidns, 5000);
   // Every writer of the pipes is dead now, so the pumps end.
   await pumps;
   clearInterval(ticker);

@@ -1,0 +1,40 @@
+/**
+ * A server stand-in run as an unprivileged uid (by the test, through
+ * setpriv): no identity switch, no namespaces — the runner's fallback. It
+ * starts a bystander process of its own uid, runs a command that leaves a
+ * setsid'd daemon, and reports what survived. Args: baseDir token.
+ */
+import { runCommand } from "../../runtime/exec/runner.ts";
+import { listNumericEntries, readProcText } from "../../sandbox/procfs.ts";
+
+const [base, token] = Deno.args;
+const alive = (t: string) =>
+  listNumericEntries("/proc").filter((pid) =>
+    (readProcText(`/proc/${pid}/cmdline`) ?? "").includes(t)
+  );
+const bystanderToken = `${token}1`;
+const bystander = new Deno.Command("sleep", { args: [bystanderToken] }).spawn();
+try {
+  Deno.mkdirSync(`${base}/scratch`);
+  Deno.mkdirSync(`${base}/tmp`);
+  const r = await runCommand({
+    argv: ["sh", "-c", `(setsid -f sleep ${token} >/dev/null 2>&1 &); echo started; id -u`],
+    cwd: "",
+    scratchDir: `${base}/scratch`,
+    tmpDir: `${base}/tmp`,
+    timeoutS: 30,
+    runKey: "unpriv",
+  });
+  console.log(JSON.stringify({
+    outcome: r.outcome,
+    stdout: r.stdout.text,
+    pid_namespace: r.pid_namespace,
+    daemons_left: alive(`sleep\0${token}\0`).length,
+    bystander_alive: alive(bystanderToken).length,
+  }));
+} catch (err) {
+  console.log(JSON.stringify({ error: String(err) }));
+} finally {
+  bystander.kill("SIGKILL");
+  await bystander.status;
+}
