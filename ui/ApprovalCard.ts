@@ -5,7 +5,9 @@
  */
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
+import { ChangeSetView } from "./ChangeSetView.ts";
 import { DiffText } from "./DiffText.ts";
+import { parsePlace } from "./lib/route.ts";
 import type { PendingPermission } from "./lib/types.ts";
 
 export interface ApprovalCardProps {
@@ -15,6 +17,7 @@ export interface ApprovalCardProps {
 
 export function ApprovalCard({ permission, onDecide }: ApprovalCardProps) {
   const [busy, setBusy] = useState(false);
+  const agentId = parsePlace(location.hash).agentId;
   const decide = async (d: "approve" | "deny") => {
     setBusy(true);
     try {
@@ -26,7 +29,10 @@ export function ApprovalCard({ permission, onDecide }: ApprovalCardProps) {
   return html`
     <section class="approval" data-testid="approval" aria-label=${`Approval for ${permission.tool}`}>
       <header><strong>Approval needed</strong> <code class="pill">${permission.tool}</code></header>
-      ${permission.preview && html`<${DiffText} text=${permission.preview} />`}
+      ${permission.tool === "exec/apply" && permission.runId && agentId
+        // The whole change set, every path and diff, not only the bounded preview [EX-5].
+        ? html`<${ChangeSetView} agentId=${agentId} runId=${permission.runId} callId=${null} />`
+        : permission.preview && html`<${DiffText} text=${permission.preview} />`}
       ${permission.diff && html`<${DiffText} text=${permission.diff} />`}
       <div class="approval-actions">
         <button type="button" class="btn btn-ghost" disabled=${busy} onClick=${() =>

@@ -52,7 +52,7 @@ function statusText(live: string, awaiting: boolean, lost: boolean): string {
 /** The segments to show for this Turn's state (see lib/answer_blocks.ts for the history mapping). */
 function segmentsFor(turn: Turn, run: RunView | undefined, record?: readonly EventEnvelope[]) {
   const events = run && run.events.length > 0 ? run.events : record ?? [];
-  const segs = answerSegments(events, run?.liveBlocks);
+  const segs = answerSegments(events, run?.liveBlocks, run?.liveOutput);
   if (turn.state === "running") return segs;
   // An unfinished block of an ended Turn is shown from the Turn's kept partial text instead.
   const ended = segs.filter((s) => s.kind !== "text" || !s.live);

@@ -38,6 +38,11 @@ export interface ToolCardModel {
   approval: ApprovalRecord | null;
   /** A policy refusal without asking (`permission.denied`). */
   deniedReason: string | null;
+  /** The Run and Agent of the call (for the exec views' own reads) [EX-4]. */
+  runId: string;
+  agentId: string;
+  /** Live output of a running command (`tool.output.delta`), else null [EX-4]. */
+  liveOutput: string | null;
 }
 
 export type AnswerSegment =
@@ -60,6 +65,7 @@ function n(v: unknown): number | null {
 export function answerSegments(
   events: readonly EventEnvelope[],
   liveBlocks: ReadonlyMap<number, string> = new Map(),
+  liveOutput: ReadonlyMap<string, string> = new Map(),
 ): AnswerSegment[] {
   const out: AnswerSegment[] = [];
   const blocks = new Map<number, { kind: "text"; block: number; text: string; live: boolean }>();
@@ -105,6 +111,9 @@ export function answerSegments(
           elapsedMs: null,
           approval: null,
           deniedReason: null,
+          runId: e.run_id,
+          agentId: e.agent_id,
+          liveOutput: liveOutput.get(s(p.call_id)) ?? null,
         };
         cards.set(card.callId, card);
         out.push({ kind: "tool", card });

@@ -17,6 +17,9 @@ export const TERMINAL_KINDS = new Set([
 /** Run views kept in the page; the oldest finished ones are dropped first. */
 export const RUN_VIEWS_MAX = 64;
 
+/** Bound on the live output kept per command (the server streams ≤ 256 KiB) [EX-4]. */
+export const LIVE_OUTPUT_MAX_CHARS = 256 * 1024;
+
 /** Bound on the live text kept per Run (the server commits ≤ 12 KiB). */
 export const LIVE_TEXT_MAX_CHARS = 64 * 1024;
 
@@ -30,6 +33,8 @@ export interface RunView {
   liveBlocks: ReadonlyMap<number, string>;
   /** Live reasoning of the Run (ephemeral deltas) [MB-12]. */
   liveReasoning?: string;
+  /** Live output of running commands by call id (`tool.output.delta`) [EX-4]. */
+  liveOutput: ReadonlyMap<string, string>;
   terminal: EventEnvelope | null;
   connection: "connecting" | "open" | "closed" | "lost";
   lostReason: string | null;
@@ -44,6 +49,7 @@ export function emptyRun(agentId: string, conversationId: string, runId: string)
     events: [],
     liveText: "",
     liveBlocks: new Map(),
+    liveOutput: new Map(),
     terminal: null,
     connection: "connecting",
     lostReason: null,
@@ -86,6 +92,15 @@ export function applyMessage(view: RunView, msg: SseMessage): RunView {
     if (so.length >= LIVE_TEXT_MAX_CHARS) return view;
     const text = (so + deltaText(env.payload)).slice(0, LIVE_TEXT_MAX_CHARS);
     return { ...view, liveReasoning: text, connection: "open" };
+  }
+  if (env.kind === "tool.output.delta") {
+    // Ephemeral command output [EX-4] shares the seq of the last durable event.
+    const callId = typeof env.payload.call_id === "string" ? env.payload.call_id : "";
+    const prev = view.liveOutput.get(callId) ?? "";
+    if (callId === "" || prev.length >= LIVE_OUTPUT_MAX_CHARS) return view;
+    const liveOutput = new Map(view.liveOutput);
+    liveOutput.set(callId, (prev + deltaText(env.payload)).slice(0, LIVE_OUTPUT_MAX_CHARS));
+    return { ...view, liveOutput, connection: "open" };
   }
   if (env.seq >= 0 && view.events.some((e) => e.seq === env.seq)) return view;
   const events = [...view.events, env];
