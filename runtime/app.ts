@@ -36,6 +36,7 @@ import { createCommandService } from "./commands/service.ts";
 import { commandRoutes } from "./http/command_routes.ts";
 import { runRoutes } from "./http/run_routes.ts";
 import { changeRoutes } from "./http/change_routes.ts";
+import { workspaceRoutes } from "./http/workspace_routes.ts";
 import { runCommand } from "./exec/runner.ts";
 import { createRunQueries } from "./runs/run_queries.ts";
 import { createRunService, type RunService } from "./runs/run_service.ts";
@@ -129,6 +130,7 @@ export function createApp(opts: AppOptions): App {
     ...conversationRoutes({ conversations }),
     ...runRoutes({ runs, queries: runQueries }),
     ...changeRoutes({ stateDb: (id) => runs.read.stateDb(id) }),
+    ...workspaceRoutes({ agents, home: opts.home }),
   ];
   // Slash commands [SC-1]: read-only ports plus cancel; never a Turn or a model call.
   const commandPorts = createCommandPorts({

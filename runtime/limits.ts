@@ -204,6 +204,8 @@ export const OPERATION_LEDGER_ROWS_MAX = 4096;
 export const PATH_COMPONENTS_MAX = 32; // [TL-4]
 export const PATH_BYTES_MAX = 1024;
 export const READ_FILE_MAX_BYTES = 1 * MiB;
+/** Entries one workspace-browser listing shows (the operator's read-only view) [#18]. */
+export const WORKSPACE_BROWSE_ENTRIES_MAX = 500;
 export const READ_CHUNK_MAX_BYTES = 4096;
 export const READ_CHUNK_MAX_LINES = 256;
 export const READ_TIMEOUT_MS = 500;
