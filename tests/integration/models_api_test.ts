@@ -22,6 +22,8 @@ import {
 import { FAKE_FLEET, type FakeModel } from "../../tools/fake_ollama/frames.ts";
 import * as sc from "../../tools/fake_ollama/scenarios.ts";
 import { startFakeOllama } from "../../tools/fake_ollama/server.ts";
+import { DENO, REPO, RUN_FLAGS } from "../helpers/server.ts";
+import { makeTempHome } from "../helpers/home.ts";
 
 async function withFleet(fn: (h: RunHarness) => Promise<void>, args: string[] = []) {
   const ollama = await startFakeOllama({
@@ -40,6 +42,7 @@ async function withFleet(fn: (h: RunHarness) => Promise<void>, args: string[] = 
         errorMessage: "max retries exceeded: unexpected EOF",
       },
       "noisy:1b": { model: FAKE_FLEET["gemma3:1b"], failAt: 0, errorMessage: "x".repeat(257) },
+      "burst:1b": { model: FAKE_FLEET["gemma3:1b"], steps: 400 },
     },
   });
   const h = await startRunHarness({ ollama, args });
@@ -230,6 +233,13 @@ Deno.test("pull progress reaches an SSE client and the pulled model joins the ca
     });
     const progress = ev.filter((e) => e.event === "pull.progress").map((e) => e.data);
     assert(progress.some((d) => d.total === 1_000_000 && d.completed > 0), JSON.stringify(ev));
+    // Coalesced, and the latest progress always goes out before the end.
+    assertEquals(progress.at(-1), { kind: "pull.progress", status: "writing manifest" });
+    const burst = await h.api("POST", "/api/models/pull", { name: "burst:1b" });
+    const bev = await pullEvents(h, burst.body.pull_id);
+    const bp = bev.filter((e) => e.event === "pull.progress");
+    assert(bp.length < 20, `400 progress lines arrive coalesced, got ${bp.length}`);
+    assertEquals(bev.at(-1)!.event, "pull.succeeded");
     const m = (await h.api("GET", "/api/models")).body.models.find((x: any) =>
       x.id === "phi4-mini:3.8b"
     );
@@ -288,14 +298,59 @@ Deno.test("delete removes a model on Ollama, and is refused with 409 while a Run
   });
 });
 
-Deno.test("serve --model restricts and orders the catalog over the API", async () => {
+Deno.test("serve --model restricts and orders the catalog, --default-model picks the default, --max-window caps windows", async () => {
   await withFleet(async (h) => {
     const list = await h.api("GET", "/api/models");
-    assertEquals(list.body.models.map((m: any) => [m.id, m.state, m.default]), [
-      ["gemma3:1b", "chat_only", false],
-      ["qwen3.5:2b", "ready", true],
+    assertEquals(list.body.models.map((m: any) => [m.id, m.state, m.default, m.window]), [
+      ["qwen3.5:2b", "ready", false, 16384],
+      ["gemma3:1b", "chat_only", true, 8192],
     ]);
     const refreshed = await h.api("POST", "/api/models/refresh");
-    assertEquals(refreshed.body.models.map((m: any) => m.id), ["gemma3:1b", "qwen3.5:2b"]);
-  }, ["--model", "gemma3:1b", "--model", "qwen3.5:2b"]);
+    assertEquals(refreshed.body.models.map((m: any) => m.id), ["qwen3.5:2b", "gemma3:1b"]);
+    const conv = await newConversation(h);
+    h.ollama.enqueue(sc.text("ok"));
+    const t = await turn(h, conv, { message: "hi" }); // the default model
+    assertEquals(
+      t.frames.find((f) => f.event === "run.started")!.data.payload.model_id,
+      "gemma3:1b",
+    );
+    const other = await h.api("POST", `/api/agents/${h.agent}/sessions/${conv}/runs`, {
+      message: "x",
+      model_id: "llama3.2:3b", // on Ollama, but not in this catalog
+    });
+    assertEquals([other.status, codeOf(other)], [422, "model_unknown"]);
+  }, [
+    "--model",
+    "qwen3.5:2b",
+    "--model=gemma3:1b",
+    "--default-model",
+    "gemma3:1b",
+    "--max-window",
+    "16384",
+  ]);
+});
+
+Deno.test("serve refuses bad model flags as usage errors (exit 2)", async () => {
+  const home = makeTempHome();
+  const many = Array.from({ length: 33 }, (_, i) => ["--model", `m${i}`]).flat();
+  for (
+    const [why, args] of [
+      ["33 models", many],
+      ["bad name", ["--model", "Bad Name"]],
+      ["duplicate", ["--model", "a", "--model", "a"]],
+      ["default not listed", ["--model", "a", "--default-model", "b"]],
+      ["window too small", ["--max-window", "4095"]],
+      ["window not a number", ["--max-window", "lots"]],
+    ] as const
+  ) {
+    const out = await new Deno.Command(DENO, {
+      args: [...RUN_FLAGS, `${REPO}/main.ts`, "serve", "--port", "0", "--home", home, ...args],
+      stdout: "piped",
+      stderr: "piped",
+      env: { DENO_NO_UPDATE_CHECK: "1" },
+    }).output();
+    assertEquals(out.code, 2, why);
+    const err = new TextDecoder().decode(out.stderr);
+    assert(/--(model|default-model|max-window)|model name/.test(err), `${why}: ${err}`);
+  }
 });
