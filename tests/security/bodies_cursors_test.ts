@@ -145,12 +145,8 @@ Deno.test("hostile bodies, cursors and resume ids are refused with fixed codes",
           message: "hi",
           model_id,
         });
-        const known = /^[a-z0-9][a-z0-9._:-]{0,63}$/.test(model_id);
-        assertEquals(
-          [r.status, codeOf(r)],
-          known ? [404, "model_not_found"] : [422, "schema_violation"],
-          model_id,
-        );
+        // Unknown or malformed alike: 422 model_unknown, nothing written [MB-14].
+        assertEquals([r.status, codeOf(r)], [422, "model_unknown"], model_id);
       }
       assertEquals(h.ollama.requests.slice(before), []);
     });

@@ -22,6 +22,7 @@ import {
 } from "../helpers/runs.ts";
 import type { FakeToolCall } from "../../tools/fake_ollama/frames.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
+import { WORKER_CALLS_PER_RESPONSE_MAX } from "../../runtime/limits.ts";
 
 const USER_TEXT = "operator-private-phrase-7f3a9c";
 
@@ -182,16 +183,19 @@ Deno.test("hostile model output cannot escape the workspace, break the stream or
     );
 
     await t.step(
-      "unknown tools and a repeated call id end the Turn model_tool_loop, unexecuted",
+      "unknown tools and more calls in one response than [SB-8] allows end the Turn model_tool_loop, unexecuted",
       async () => {
         const bad: FakeToolCall[][] = [
           [{ name: "exec__shell", arguments: { command: "id" } }],
           [{ name: "../file__read_text", arguments: { path: "hard.txt" } }],
           [{ name: "file/read_text\u0000", arguments: { path: "hard.txt" } }],
-          [
-            { id: "call_same", name: "file__stat", arguments: { path: "agent-builder.md" } },
-            { id: "call_same", name: "file__stat", arguments: { path: "agent-builder.md" } },
-          ],
+          // One past WORKER_CALLS_PER_RESPONSE_MAX, all reusing one provider call id:
+          // nothing of the response runs.
+          Array.from({ length: WORKER_CALLS_PER_RESPONSE_MAX + 1 }, (_, i) => ({
+            id: "call_same",
+            name: "file__stat",
+            arguments: { path: i % 2 ? "agent-builder.md" : "hard.txt" },
+          })),
         ];
         for (const calls of bad) {
           const { frames, turn } = await runTurn(h, scenarios.toolCall(calls));
