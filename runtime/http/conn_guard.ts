@@ -235,46 +235,35 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
     for (const d of [...drainers]) d();
   }
 
-  async function serveConn(client: Deno.TcpConn, entry: Entry, dial: Promise<Deno.UnixConn>) {
-    let upstream: Deno.UnixConn;
-    try {
-      upstream = await dial;
-    } catch (err) {
-      entry.close();
-      release(entry);
-      // NotFound / refused: the server is shutting down. Anything else (out of
-      // descriptors, a full backlog) costs this one connection only.
-      if (!(err instanceof Deno.errors.NotFound || err instanceof Deno.errors.ConnectionRefused)) {
-        opts.log.warn("http.guard_dial", { kind: err instanceof Error ? err.name : typeof err });
-      }
-      return;
-    }
-    if (entry.closed) {
-      closeQuietly(upstream); // evicted or closed while dialling
-      release(entry);
-      return;
-    }
-    let upDone: Promise<void> = Promise.resolve();
+  /**
+   * Relays one client connection. The server's socket is dialled only when the
+   * first request head is complete, so a silent or dribbling client costs one
+   * descriptor, not three.
+   */
+  async function serveConn(client: Deno.TcpConn, entry: Entry): Promise<void> {
+    let upstream: Deno.UnixConn | null = null;
+    let upDone: Promise<void> | null = null;
     /** A fixed answer being written: the relay's end must not close the socket under it. */
     let answering: Promise<void> | null = null;
+    let force: ReturnType<typeof setTimeout> | undefined;
     entry.endUpstream = () => {
-      upstream.closeWrite().catch((err) => {
+      upstream?.closeWrite().catch((err) => {
         if (!isDisconnect(err)) throw err;
       });
     };
     const closeClient = entry.close;
-    let force: ReturnType<typeof setTimeout> | undefined;
     entry.close = () => {
       if (entry.closed) return;
       closeClient();
-      // The server sees EOF and closes its side; the slot stays taken until it
-      // has (bounded), so churning connections cannot pile up server-side sockets.
+      if (upstream === null) return;
+      // The server sees EOF and closes its side; the slot's descriptors stay
+      // counted until it has (bounded), so churn cannot pile up server sockets.
       entry.endUpstream();
       if (cutting) closeQuietly(upstream);
-      else force = setTimeout(() => closeQuietly(upstream), UPSTREAM_CLOSE_WAIT_MS);
+      else force = setTimeout(() => closeQuietly(upstream!), UPSTREAM_CLOSE_WAIT_MS);
     };
     entry.refuse = (code) => {
-      if (entry.closed) return;
+      if (entry.closed || answering) return;
       const answer = code === null ? undefined : ANSWERS[code];
       // An answer is written only when no response is owed or in flight, so it
       // can never interleave with the server's bytes.
@@ -282,10 +271,10 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
         entry.close();
         return;
       }
-      if (answering) return;
       entry.endUpstream();
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const bounded = Promise.race([upDone, new Promise((r) => (timer = setTimeout(r, 1000)))]);
+      const before = upDone ?? Promise.resolve();
+      const bounded = Promise.race([before, new Promise((r) => (timer = setTimeout(r, 1000)))]);
       answering = bounded.then(() => entry.closed ? undefined : writeAll(client, answer)).catch(
         (err) => {
           if (!isDisconnect(err)) throw err;
@@ -295,14 +284,66 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
         entry.close();
       });
     };
-    // Client → server, through the framer; a client that half-closes still gets
-    // its response (the EOF is passed on, the relay continues until the server ends).
-    const up = (async () => {
+    /** Server → client until the server closes its side; once the client is gone the rest is dropped. */
+    const relayDown = async (conn: Deno.UnixConn) => {
+      const buf = new Uint8Array(16 * 1024);
+      try {
+        for (;;) {
+          const n = await conn.read(buf);
+          if (n === null) break;
+          if (entry.closed) continue;
+          try {
+            await writeAll(client, buf.subarray(0, n));
+          } catch (err) {
+            if (!isDisconnect(err)) throw err;
+            entry.close();
+          }
+        }
+      } catch (err) {
+        if (!isDisconnect(err)) throw err;
+      }
+      if (answering) await answering;
+      entry.close();
+    };
+    /** The server's socket, dialled once; null when it cannot be reached (the connection ends). */
+    const connectUpstream = async (): Promise<Deno.UnixConn | null> => {
+      let conn: Deno.UnixConn;
+      try {
+        conn = await Deno.connect({ transport: "unix", path: opts.upstreamPath });
+      } catch (err) {
+        // NotFound / refused: the server is shutting down. Anything else (out of
+        // descriptors, a full backlog) costs this one connection only.
+        if (
+          !(err instanceof Deno.errors.NotFound || err instanceof Deno.errors.ConnectionRefused)
+        ) {
+          opts.log.warn("http.guard_dial", { kind: err instanceof Error ? err.name : typeof err });
+        }
+        entry.close();
+        return null;
+      }
+      if (entry.closed) {
+        closeQuietly(conn); // evicted or closed while dialling
+        return null;
+      }
+      upstream = conn;
+      upDone = relayDown(conn);
+      return conn;
+    };
+    /** The dialled socket, if any (assigned in connectUpstream, so read through this). */
+    const current = (): Deno.UnixConn | null => upstream;
+    try {
+      // Client → server, through the framer; a client that half-closes still gets
+      // its response (the EOF is passed on, the relay continues until the server ends).
       const buf = new Uint8Array(16 * 1024);
       try {
         for (;;) {
           const n = await client.read(buf);
-          if (n === null) break;
+          if (n === null) {
+            const up = current();
+            if (up) await up.closeWrite();
+            else entry.close();
+            break;
+          }
           const before = entry.framer.phase, reqs = entry.framer.requests;
           const step = entry.framer.push(buf.subarray(0, n));
           const now = Date.now();
@@ -310,49 +351,28 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
             entry.phaseSince = now;
             if (entry.framer.phase === "idle") entry.idleSince = now;
           }
-          for (const b of step.forward) await writeAll(upstream, b);
+          if (step.forward.length > 0) {
+            const conn = current() ?? await connectUpstream();
+            if (conn === null) break;
+            for (const b of step.forward) await writeAll(conn, b);
+          }
           if (step.error !== null) {
             entry.refuse(step.error === "http2" ? null : step.error);
-            return;
-          }
-        }
-        await upstream.closeWrite();
-      } catch (err) {
-        if (!isDisconnect(err)) throw err;
-      }
-    })();
-    // Server → client, until the server closes its side; once the client is gone
-    // the rest is read and dropped, so the server is never stuck writing.
-    upDone = (async () => {
-      const buf = new Uint8Array(16 * 1024);
-      let deliver = true;
-      try {
-        for (;;) {
-          const n = await upstream.read(buf);
-          if (n === null) return;
-          if (!deliver || entry.closed) continue;
-          try {
-            await writeAll(client, buf.subarray(0, n));
-          } catch (err) {
-            if (!isDisconnect(err)) throw err;
-            deliver = false;
-            entry.close();
+            break;
           }
         }
       } catch (err) {
         if (!isDisconnect(err)) throw err;
       }
-    })();
-    try {
-      await upDone;
+      if (upDone) await upDone;
       if (answering) await answering;
     } finally {
       entry.close();
       clearTimeout(force);
-      closeQuietly(upstream);
+      const up = current();
+      if (up) closeQuietly(up);
       release(entry);
     }
-    await up;
   }
 
   function admit(client: Deno.TcpConn): void {
@@ -380,8 +400,7 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
     };
     open.add(entry);
     byToken.set(token, entry);
-    const dial = Deno.connect({ transport: "unix", path: opts.upstreamPath });
-    serveConn(client, entry, dial).catch((err) => {
+    serveConn(client, entry).catch((err) => {
       entry.close();
       release(entry);
       opts.log.error("http.guard_error", { kind: err instanceof Error ? err.name : typeof err });

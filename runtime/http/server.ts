@@ -145,9 +145,10 @@ function requestUrl(req: Request): URL | null {
   return URL.parse(req.url);
 }
 
+/** The client's header bytes (the guard's own token line is not the client's). */
 function headerBytes(req: Request): number {
   let n = 0;
-  for (const [k, v] of req.headers) n += k.length + v.length + 4;
+  for (const [k, v] of req.headers) if (k !== GUARD_TOKEN_HEADER) n += k.length + v.length + 4;
   return n;
 }
 
