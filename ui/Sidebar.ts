@@ -21,6 +21,8 @@ export interface SidebarProps {
   onSelectAgent(id: string): void;
   onCreateAgent(): void;
   onRenameAgent(): void;
+  /** Opens the Agent's settings (instructions) or its files [#18]. */
+  onAgentPanel(tab: "settings" | "files"): void;
   onRebuildAgent(): void;
   onDeleteAgent(): void;
   onSelectConversation(id: string): void;
@@ -89,6 +91,11 @@ export function Sidebar(p: SidebarProps) {
             .onCreateAgent}>
             <${Icon} name="plus" /> New agent</button>
           <span class="agent-spacer"></span>
+          <button type="button" class="btn btn-sm btn-ghost" disabled=${!agent || unavailable}
+            data-testid="agent-settings" onClick=${() =>
+              p.onAgentPanel("settings")}>Settings</button>
+          <button type="button" class="btn btn-sm btn-ghost" disabled=${!agent || unavailable}
+            data-testid="agent-files" onClick=${() => p.onAgentPanel("files")}>Files</button>
           <button type="button" class="btn btn-sm btn-ghost" disabled=${!agent || agent.system ||
             unavailable}
             onClick=${p.onRenameAgent} title=${agent?.system

@@ -9,6 +9,7 @@
  */
 import { html } from "htm/preact";
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
+import { AgentPanel, type AgentPanelTab } from "./AgentPanel.ts";
 import { Dialog } from "./Dialog.ts";
 import { ModelsView } from "./ModelsView.ts";
 import { ErrorToast } from "./ErrorToast.ts";
@@ -73,6 +74,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const [navOpen, setNavOpen] = useState(false);
   const [dialog, setDialog] = useState<DialogRequest | null>(null);
   const [modelsOpen, setModelsOpen] = useState(false);
+  const [agentPanel, setAgentPanel] = useState<AgentPanelTab | null>(null);
   const [sending, setSending] = useState(false);
   const [focusTick, setFocusTick] = useState(0);
   /** Draft key of the composer: the open Conversation, or the Agent's empty state. */
@@ -294,7 +296,10 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
         conversationId=${convId} busyConversations=${busyConversations}
         awaitingConversations=${approvals.awaitingConversations}
         onSelectAgent=${nav.selectAgent} onCreateAgent=${agentDialogs.create}
-        onRenameAgent=${agentDialogs.rename} onRebuildAgent=${agentDialogs.rebuild}
+        onRenameAgent=${agentDialogs.rename}
+        onAgentPanel=${(
+          tab: AgentPanelTab,
+        ) => (setAgentPanel(tab), setNavOpen(false))} onRebuildAgent=${agentDialogs.rebuild}
         onDeleteAgent=${agentDialogs.remove} onSelectConversation=${selectConversation}
         onCreateConversation=${createConversation} onRenameConversation=${convDialogs.rename}
         onBranchConversation=${convDialogs.branch} onDeleteConversation=${convDialogs.remove}
@@ -352,6 +357,10 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
             setDetailsOpen(false)} />
       `}
       ${dialog && html`<${Dialog} request=${dialog} onClose=${() => setDialog(null)} />`}
+      ${agentPanel && agent && html`
+        <${AgentPanel} api=${api} agent=${agent} models=${model.models} tab=${agentPanel}
+          onTab=${setAgentPanel} onClose=${() => setAgentPanel(null)} />
+      `}
       ${modelsOpen && html`
         <${ModelsView} request=${request} onClose=${() => setModelsOpen(false)}
           onChanged=${model.refresh} />

@@ -11,11 +11,14 @@ import {
   type ContextProjection,
   type Conversation,
   type ConversationPage,
+  type Instructions,
   list,
   type ModelProfile,
+  num,
   obj,
   type PendingPermission,
   str,
+  strOrNull,
   toAgent,
   toCommandResult,
   toCommands,
@@ -24,6 +27,8 @@ import {
   toPage,
   toPermission,
   toProjection,
+  type WorkspaceEntry,
+  type WorkspaceFile,
 } from "./types.ts";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE";
@@ -77,6 +82,16 @@ export interface Api {
   decidePermission(agent: string, id: string, decision: "approve" | "deny"): Promise<void>;
   listCommands(agent: string): Promise<CommandDescriptor[]>;
   runCommand(agent: string, conv: string, input: string): Promise<CommandResult>;
+  listWorkspace(
+    agent: string,
+    path: string,
+  ): Promise<{ path: string; entries: WorkspaceEntry[]; truncated: boolean }>;
+  readWorkspaceFile(agent: string, path: string): Promise<WorkspaceFile>;
+  getInstructions(agent: string): Promise<Instructions>;
+  saveInstructions(
+    agent: string,
+    body: { text: string; base_digest: string | null; dry_run?: boolean },
+  ): Promise<{ diff: string; committed: boolean; digest: string }>;
   health(): Promise<{ model: string; reason: string | null }>;
 }
 
@@ -137,6 +152,35 @@ export function createApi(request: Requester): Api {
     listCommands: async (a) => toCommands(await request("GET", `${agentPath(a)}/commands`)),
     runCommand: async (a, c, input) =>
       toCommandResult(await request("POST", `${convPath(a, c)}/commands`, { input })),
+    listWorkspace: async (a, path) => {
+      const r = obj(await request("GET", `${agentPath(a)}/workspace/list?path=${e(path)}`));
+      return {
+        path: str(r.path, "."),
+        truncated: r.truncated === true,
+        entries: list(r, "entries").map((x) => {
+          const o = obj(x);
+          const kind = o.kind === "file" || o.kind === "directory" ? o.kind : "other";
+          return { name: str(o.name), kind, size: num(o.size), modifiedMs: num(o.modified_ms) };
+        }),
+      };
+    },
+    readWorkspaceFile: async (a, path) => {
+      const r = obj(await request("GET", `${agentPath(a)}/workspace/file?path=${e(path)}`));
+      return {
+        path: str(r.path),
+        size: num(r.size) ?? 0,
+        modifiedMs: num(r.modified_ms),
+        text: typeof r.text === "string" ? r.text : null,
+      };
+    },
+    getInstructions: async (a) => {
+      const r = obj(await request("GET", `${agentPath(a)}/instructions`));
+      return { present: r.present === true, text: str(r.text), digest: strOrNull(r.digest) };
+    },
+    saveInstructions: async (a, body) => {
+      const r = obj(await request("POST", `${agentPath(a)}/instructions`, body));
+      return { diff: str(r.diff), committed: r.committed === true, digest: str(r.digest) };
+    },
     health: async () => {
       const r = obj(await request("GET", "/health"));
       return {

@@ -15,6 +15,32 @@ export interface Agent {
   system: boolean;
   /** [AG-5] Why start-up found this Agent broken (state `unavailable`), else null. */
   unavailableReason: string | null;
+  /** The Agent's own default model (null: the catalog default) [MB-14]. */
+  defaultModelId: string | null;
+  /** Reasoning (`think`) for thinking models [MB-12]. */
+  reasoning: boolean;
+}
+
+/** One entry of a workspace directory (the operator's read-only browser). */
+export interface WorkspaceEntry {
+  name: string;
+  kind: "file" | "directory" | "other";
+  size: number | null;
+  modifiedMs: number | null;
+}
+
+export interface WorkspaceFile {
+  path: string;
+  size: number;
+  modifiedMs: number | null;
+  /** Null when the file is not UTF-8 text. */
+  text: string | null;
+}
+
+export interface Instructions {
+  present: boolean;
+  text: string;
+  digest: string | null;
 }
 
 export interface Conversation {
@@ -164,6 +190,8 @@ export function toAgent(v: unknown): Agent {
     generation: num(o.generation),
     system: o.system === true || o.is_system === true || id === SYSTEM_AGENT_ID,
     unavailableReason: typeof o.unavailable_reason === "string" ? o.unavailable_reason : null,
+    defaultModelId: typeof o.default_model_id === "string" ? o.default_model_id : null,
+    reasoning: o.reasoning === true,
   };
 }
 
