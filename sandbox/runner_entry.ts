@@ -61,6 +61,7 @@ import {
 } from "./libc.ts";
 import { denoRunFlags, devCodeRoots, EXIT_SANDBOX_FAILURE } from "./worker_entry.ts";
 import { posixSpawn, waitFor } from "./spawn.ts";
+import { joinRunnerMemoryCgroup } from "./memory_cgroup.ts";
 import { listNumericEntries, readProcText } from "./procfs.ts";
 import {
   type CommandJob,
@@ -176,6 +177,12 @@ function stage1(o: Stage1Options): Stage1Result {
       return { ok: true };
     },
     () => applyRlimits(runnerRlimitPlan(runAs === 0 ? 0 : countTasksOfRealUid(runAs))),
+    // As root: the command's memory as a whole, where the host offers a memory cgroup.
+    () => {
+      if (uid !== 0) return { ok: true };
+      const m = joinRunnerMemoryCgroup();
+      return m.ok ? { ok: true } : fail(m.step, m.errno);
+    },
     () => {
       if (uid !== 0) return { ok: true };
       const r = isolateMounts(o.scratch, o.tmp, o.readOnly);

@@ -66,6 +66,12 @@ import {
   syscall,
 } from "../../sandbox/libc.ts";
 import { listNumericEntries, readProcText } from "../../sandbox/procfs.ts";
+import {
+  ownMemoryCgroup,
+  removeRunnerCgroup,
+  runnerCgroupDir,
+  sweepStaleRunnerCgroups,
+} from "../../sandbox/memory_cgroup.ts";
 import { listDir } from "../../linuxfs/dirents.ts";
 import {
   type CommandJob,
@@ -355,6 +361,8 @@ const FIRST: (v: unknown) => { ok: true; frame: FirstFrame } | { ok: false } = (
   return { ok: false };
 };
 
+let staleSwept = false;
+
 /** What one runner execution produced, before it is shaped into a tool result. */
 export interface RunnerOutcome {
   done: DoneFrame | null;
@@ -427,10 +435,19 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
     await writer.close().catch(() => {});
     await reader.cancel().catch(() => {});
   };
+  // The runner's memory cgroup (root, where the host offers one): stage 1 made it.
+  const memPlace = selfIsRoot() ? ownMemoryCgroup() : null;
+  if (memPlace !== null && !staleSwept) {
+    // Once per server: what a crashed predecessor left behind goes first.
+    staleSwept = true;
+    await sweepStaleRunnerCgroups(memPlace);
+  }
+  const memDir = memPlace === null ? null : runnerCgroupDir(memPlace, stage1Pid);
   const refuse = async (code: "sandbox_unavailable" | "sandbox_attestation_failed", d: string) => {
     hardKill();
     await status;
     await closeAll();
+    if (memDir !== null) await removeRunnerCgroup(memDir, RUNNER_RELEASE_TIMEOUT_MS);
     if (pidfd >= 0) closeFd(pidfd);
     throw new AppError(code, d);
   };
@@ -466,6 +483,12 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
   const pidNamespace = ns !== null && ns !== nsLink("self", "pid");
   if (root && !pidNamespace) problems.push("no own PID namespace");
   if (root && nsLink(pid, "mnt") === nsLink("self", "mnt")) problems.push("no own mount namespace");
+  if (memDir !== null) {
+    const mine = (readProcText(`/proc/${pid}/cgroup`) ?? "").split("\n").some((l) =>
+      /(^|[:,])memory:|^0::/.test(l) && l.endsWith(memDir.slice(memDir.lastIndexOf("/")))
+    );
+    if (!mine) problems.push("not in its memory cgroup");
+  }
   if (problems.length > 0) {
     return await refuse("sandbox_attestation_failed", problems.join("; "));
   }
@@ -533,6 +556,10 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
   if (pidNamespace && ns !== null) {
     released = (await drainNamespace(ns, RUNNER_RELEASE_TIMEOUT_MS)) && (done?.released ?? true);
     if (done === null) released = false;
+  }
+  // The cgroup must be empty to go: anything it still held is killed first.
+  if (memDir !== null && !(await removeRunnerCgroup(memDir, RUNNER_RELEASE_TIMEOUT_MS))) {
+    released = false;
   }
   return { done, released, pidNamespace, readyMs };
 }

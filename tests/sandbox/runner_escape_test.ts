@@ -11,6 +11,7 @@ import type { OutputDelta } from "../../runtime/exec/runner_types.ts";
 import { listNumericEntries, readProcText } from "../../sandbox/procfs.ts";
 import { listenAbstract } from "./helpers.ts";
 import {
+  COMMAND_MEMORY_CGROUP_BYTES,
   COMMAND_RLIMIT_FSIZE_BYTES,
   COMMAND_RLIMIT_NPROC,
   RUNNER_LIVE_OUTPUT_MAX_BYTES,
@@ -295,3 +296,49 @@ Deno.test("an unknown program, NUL in argv, a cwd outside the scratch are refuse
     d.cleanup();
   }
 });
+
+Deno.test("a command's processes together are bounded by its 4 GiB memory cgroup: two 2.25 GiB hogs, one is OOM-killed", async () => {
+  const d = makeDirs();
+  try {
+    let cgroup = "";
+    let limit = "";
+    const r = await run(
+      d,
+      [
+        "sh",
+        "-c",
+        `grep memory /proc/self/cgroup; exec ${Deno.execPath()} run -A probe.ts twohogs 2304`,
+      ],
+      120,
+      (x) => {
+        const m = /:memory:(\S+)/.exec(x.text);
+        if (m && cgroup === "") {
+          cgroup = m[1];
+          limit = Deno.readTextFileSync(`/sys/fs/cgroup/memory${cgroup}/memory.limit_in_bytes`)
+            .trim();
+        }
+      },
+    );
+    assertEquals([r.outcome, r.exit_code], ["exited", 0]);
+    assert(/\/agent-builder-runner-\d+$/.test(cgroup), cgroup);
+    assertEquals(limit, String(COMMAND_MEMORY_CGROUP_BYTES));
+    const hogs = JSON.parse(r.stdout.text.split("\n").filter((l) => l.startsWith("["))[0]);
+    // RLIMIT_DATA (4 GiB) lets each hog allocate; the cgroup does not let both.
+    assert(
+      hogs.some((h: { signal: string | null }) => h.signal === "SIGKILL"),
+      JSON.stringify(hogs),
+    );
+    // The runner's cgroup is removed with it.
+    assertEquals(cgroupExists(cgroup), false);
+  } finally {
+    d.cleanup();
+  }
+});
+
+function cgroupExists(path: string): boolean {
+  try {
+    return Deno.statSync(`/sys/fs/cgroup/memory${path}`).isDirectory;
+  } catch {
+    return false;
+  }
+}

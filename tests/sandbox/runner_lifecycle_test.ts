@@ -8,6 +8,11 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { acquireCommandSlot, runCommand } from "../../runtime/exec/runner.ts";
 import { listNumericEntries, readProcText } from "../../sandbox/procfs.ts";
 import { AppError } from "../../runtime/errors.ts";
+import {
+  CGROUP_NAME_PREFIX,
+  ownMemoryCgroup,
+  sweepStaleRunnerCgroups,
+} from "../../sandbox/memory_cgroup.ts";
 
 function processesWith(token: string): number[] {
   return listNumericEntries("/proc").filter((pid) =>
@@ -63,6 +68,18 @@ Deno.test("a server killed during a command leaves no runner and no process of t
       "every runner and command process gone",
       () => processesWith(t).length === 0 && processesWith(d.scratch).length === 0,
     );
+    // Its memory cgroup is left behind (nobody removed it); the next server's
+    // first command sweeps it (a parallel test process may have done so already).
+    const place = ownMemoryCgroup();
+    if (place !== null) {
+      const stale = () =>
+        [...Deno.readDirSync(place.parent)].filter((e) =>
+          e.name.startsWith(CGROUP_NAME_PREFIX) &&
+          readProcText(`/proc/${e.name.slice(CGROUP_NAME_PREFIX.length)}/stat`) === null
+        ).length;
+      await sweepStaleRunnerCgroups(place);
+      assertEquals(stale(), 0);
+    }
   } finally {
     Deno.removeSync(d.base, { recursive: true });
   }

@@ -251,10 +251,33 @@ function fsize(bytes: number): void {
   console.log(JSON.stringify({ wrote_past_limit: true }));
 }
 
+/** Holds `mib` MiB of touched private memory for `holdMs`, then exits. */
+async function memhog(mib: number, holdMs: number): Promise<void> {
+  const keep: Uint8Array[] = [];
+  for (let i = 0; i < mib; i += 256) keep.push(new Uint8Array(256 * 1024 * 1024).fill(1));
+  console.log(JSON.stringify({ filled: mib }));
+  await new Promise((r) => setTimeout(r, holdMs));
+  void keep.length;
+}
+
+/** Two memory hogs at once; reports how each ended. */
+async function twohogs(mib: number): Promise<Array<{ code: number; signal: string | null }>> {
+  const hog = () =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "probe.ts", "memhog", String(mib)],
+      stdout: "null",
+      stderr: "null",
+    }).output();
+  const rs = await Promise.all([hog(), hog()]);
+  return rs.map((r) => ({ code: r.code, signal: r.signal }));
+}
+
 const [mode, arg] = Deno.args;
 if (mode === "escapes") console.log(JSON.stringify(await escapes(JSON.parse(arg))));
 else if (mode === "forkbomb") {
   console.log(JSON.stringify(forkbomb(arg)));
   Deno.exit(0); // the children are left behind on purpose
 } else if (mode === "fsize") fsize(Number(arg));
+else if (mode === "memhog") await memhog(Number(arg), 10_000);
+else if (mode === "twohogs") console.log(JSON.stringify(await twohogs(Number(arg))));
 else throw new Error(`unknown mode ${mode}`);
