@@ -141,6 +141,7 @@ export const MAX_WINDOW_MIN_TOKENS = 4096; // `--max-window` lower bound
 export const REASONING_COMMIT_MAX_BYTES = 32 * KiB; // per model call [MB-12]
 export const REASONING_DELTA_COALESCE_BYTES = 256;
 export const REASONING_RUN_COMMIT_MAX_BYTES = 64 * KiB; // committed reasoning per Run (journal room)
+export const REASONING_LIVE_RUN_MAX_BYTES = 256 * KiB; // reasoning streamed live per Run (live cap room)
 export const PROVIDER_STREAM_REASONING_MAX_BYTES = 4 * MiB; // raw stream with reasoning on
 export const PROVIDER_STREAM_REASONING_MAX_FRAMES = 16384;
 export const PULL_PROGRESS_COALESCE_MS = 200; // [MB-13]

@@ -21,7 +21,7 @@ import {
 } from "../context/admission.ts";
 import type { ChatOutcome } from "../model/types.ts";
 import { REASONING_MARKER } from "../model/reasoning.ts";
-import { REASONING_RUN_COMMIT_MAX_BYTES } from "../limits.ts";
+import { REASONING_LIVE_RUN_MAX_BYTES, REASONING_RUN_COMMIT_MAX_BYTES } from "../limits.ts";
 
 /** What a Run keeps of a call's reasoning once its per-Run reasoning bound is spent. */
 export const REASONING_DROPPED_MARKER =
@@ -185,17 +185,25 @@ export async function callModel(
       },
       reasoning: ctx.reasoning ?? true,
       onReasoningDelta(d) {
-        // [MB-12] live only: never the answer, never the journal.
-        guard(
-          ctx,
-          inner,
-          onCallbackError,
-          () =>
-            ctx.recorder.ephemeral("assistant.reasoning.delta", {
-              call: counter.calls,
-              text: d.text,
-            }),
-        );
+        // [MB-12] live only: never the answer, never the journal. Reasoning never ends a Run:
+        // past the Run's live reasoning budget or the live cap its deltas are simply dropped.
+        const so = reasoningLive.get(ctx) ?? 0;
+        if (so > REASONING_LIVE_RUN_MAX_BYTES) return;
+        reasoningLive.set(ctx, so + enc.encode(d.text).length);
+        try {
+          ctx.recorder.ephemeral("assistant.reasoning.delta", {
+            call: counter.calls,
+            text: d.text,
+          });
+        } catch (err) {
+          if (err instanceof AppError && err.code === "run_event_limit") {
+            reasoningLive.set(ctx, Infinity);
+            return;
+          }
+          guard(ctx, inner, onCallbackError, () => {
+            throw err;
+          });
+        }
       },
       recover() {
         // [MB-8] one smaller projection: the latest complete bundle and the current message.
@@ -221,6 +229,8 @@ export async function callModel(
 
 /** Reasoning bytes each Run committed so far (the per-Run bound) [MB-12]. */
 const reasoningCommitted = new WeakMap<TurnContext, number>();
+/** Reasoning bytes each Run streamed live so far. */
+const reasoningLive = new WeakMap<TurnContext, number>();
 const enc = new TextEncoder();
 
 /**
@@ -252,6 +262,11 @@ function commitReasoning(
       { defer: true },
     );
   } catch (err) {
+    // The journal's own bound: the reasoning is dropped, the Run goes on (its answer stands).
+    if (err instanceof AppError && err.code === "run_event_limit") {
+      ctx.log.warn("run.reasoning_dropped", { call });
+      return;
+    }
     if (err instanceof AppError) onError(err.code);
     else if (err instanceof JournalUnavailable) onError("journal_unavailable");
     else throw err;

@@ -119,7 +119,7 @@ export function createRunQueries(service: RunService) {
 
     /** GET …/sessions/<conv>/context-preview */
     async preview(agentId: string, conversationId: string, modelId: string | null) {
-      const id = modelId ?? runs.defaultModelId();
+      const id = modelId ?? runs.defaultModelId(agentId); // the Agent's default [MB-14]
       let p;
       try {
         p = await runs.prepare(agentId, conversationId, id);

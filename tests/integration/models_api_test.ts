@@ -19,7 +19,16 @@ import {
   startRunHarness,
   waitTurn,
 } from "../helpers/runs.ts";
-import { FAKE_FLEET, type FakeModel } from "../../tools/fake_ollama/frames.ts";
+import {
+  contentFrame,
+  doneFrame,
+  FAKE_FLEET,
+  type FakeModel,
+  thinkingFrame,
+  toolCallFrame,
+} from "../../tools/fake_ollama/frames.ts";
+import { REASONING_MARKER } from "../../runtime/model/reasoning.ts";
+import { REASONING_DROPPED_MARKER } from "../../runtime/runs/model_call.ts";
 import * as sc from "../../tools/fake_ollama/scenarios.ts";
 import { startFakeOllama } from "../../tools/fake_ollama/server.ts";
 import { DENO, REPO, RUN_FLAGS } from "../helpers/server.ts";
@@ -148,6 +157,40 @@ Deno.test("reasoning streams live, is committed once, and never reaches the answ
     // The durable journal keeps the committed reasoning (no live deltas).
     const replay = await readSse(h, a.runId, { lastEventId: "d1" });
     assertEquals(replay.filter((f) => f.event === "assistant.reasoning.delta").length, 0);
+  });
+});
+
+Deno.test("a Run keeps at most 64 KiB of reasoning: later calls commit only a marker and the Run completes", async () => {
+  await withFleet(async (h) => {
+    const conv = await newConversation(h);
+    const thought = "Considering the files one by one, carefully. ".repeat(900); // ≈ 40 KB: cut
+    const call = (n: number) => ({
+      id: `call_${n}`,
+      name: "file__stat",
+      arguments: { path: "agent-builder.md" },
+    });
+    const script = (end: "tool" | "answer", n: number) => (c: { model: string }) => ({
+      kind: "stream" as const,
+      steps: [
+        { frame: thinkingFrame(c.model, thought) },
+        end === "tool"
+          ? { frame: toolCallFrame(c.model, [call(n)]) }
+          : { frame: contentFrame(c.model, "All done.") },
+        { frame: doneFrame(c.model) },
+      ],
+    });
+    h.ollama.enqueue(script("tool", 1), script("tool", 2), script("answer", 3));
+    const t = await turn(h, conv, { message: "look around", model_id: "qwen3.5:2b" });
+    assertEquals(kinds(t.frames).at(-1), "run.completed");
+    const committed = t.frames.filter((f) => f.event === "assistant.reasoning.completed")
+      .map((f) => f.data.payload);
+    assertEquals(committed.map((p) => [p.call, p.truncated]), [[1, true], [2, true], [3, true]]);
+    assert(
+      committed[0].text.endsWith(REASONING_MARKER) && committed[1].text.endsWith(REASONING_MARKER),
+    );
+    assertEquals(committed[2].text, REASONING_DROPPED_MARKER);
+    const done = t.frames.filter((f) => f.event === "assistant.block.completed").at(-1)!;
+    assertEquals(done.data.payload.text, "All done.");
   });
 });
 
