@@ -38,6 +38,7 @@ import { runRoutes } from "./http/run_routes.ts";
 import { changeRoutes } from "./http/change_routes.ts";
 import { workspaceRoutes } from "./http/workspace_routes.ts";
 import { runCommand } from "./exec/runner.ts";
+import { runBoundedBash, runRuntimeCompile } from "./exec/exec_run.ts";
 import { createRunQueries } from "./runs/run_queries.ts";
 import { createRunService, type RunService } from "./runs/run_service.ts";
 import { NO_RUN_TEST_HOOKS, type RunTestHooks } from "./runs/test_hooks.ts";
@@ -112,7 +113,7 @@ export function createApp(opts: AppOptions): App {
     broker: model,
     log: opts.log,
     testHooks: opts.runTestHooks ?? NO_RUN_TEST_HOOKS,
-    runCommand,
+    runner: { runCommand, runBoundedBash, runRuntimeCompile },
   });
   agents.attachRunControl({ cancelAgentWork: (id, why) => runs.cancelAgentWork(id, why) });
   // [CV-6] Runs left running by a previous process become interrupted before serving.

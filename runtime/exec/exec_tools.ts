@@ -6,14 +6,16 @@
  *
  * What this file enforces: exec/command's finer argument rules run before
  * any approval is asked (command_args.ts: a bad argv, program or cwd is a
- * fixed tool error and nothing runs); the preview of exec/command is the
+ * fixed tool error and nothing runs; so is a bounded-bash line the parser
+ * refuses); the preview of exec/command is the
  * argv, cwd and timeout; the preview of exec/apply is the change-set
  * summary and the diffs in path order (≤ 4 KiB with the fixed truncation
  * marker — the operator's approval view fetches the whole change set from
  * `GET …/runs/<run>/changes`); the approval binds a digest of exactly what
  * will run or be applied.
  */
-import type { ErrorCode } from "../errors.ts";
+import { AppError, type ErrorCode } from "../errors.ts";
+import { parseBoundedBash } from "./bounded_bash.ts";
 import { canonicalJson } from "../protocol/digest.ts";
 import { domainDigest } from "../tools/text.ts";
 import type { ToolArgs } from "../tools/policy.ts";
@@ -26,6 +28,7 @@ import type { OutputDelta } from "./runner_types.ts";
 export const EXEC_TOOL_EXECUTORS: Readonly<Record<string, string>> = Object.freeze({
   "exec/command": "runner/command/v1",
   "exec/apply": "control-plane/exec_apply/v1",
+  "exec/run": "runner/exec_run/v1",
 });
 
 /** One approval-gated exec call: what is shown, what is bound, what runs after approval. */
@@ -96,6 +99,43 @@ export function prepareExecTool(
         planDigest: plan.digest,
         executor: EXEC_TOOL_EXECUTORS["exec/apply"],
         commit: () => Promise.resolve(exec.commitApply(plan, c.callId)),
+      },
+    };
+  }
+  if (toolId === "exec/run") {
+    // {profile: "bounded-bash", command} or {profile: "runtime-compile", path} [EX-1].
+    const { profile, command, path } = args;
+    let req: { profile: "bounded-bash"; command: string } | {
+      profile: "runtime-compile";
+      path: string;
+    };
+    if (profile === "bounded-bash" && typeof command === "string" && path === undefined) {
+      req = { profile, command };
+    } else if (
+      profile === "runtime-compile" && typeof path === "string" && command === undefined
+    ) {
+      req = { profile, path };
+    } else return { ok: false, code: "tool_invalid_arguments" };
+    if (req.profile === "bounded-bash") {
+      // The parser decides before any approval is asked: a refused line never runs.
+      try {
+        parseBoundedBash(req.command);
+      } catch (err) {
+        if (err instanceof AppError) return { ok: false, code: err.code };
+        throw err;
+      }
+    }
+    const shown = req.profile === "bounded-bash" ? `$ ${req.command}` : `check ${req.path}`;
+    return {
+      ok: true,
+      gated: {
+        preview: previewOf(`exec/run ${req.profile}\n${shown}\n`),
+        planDigest: domainDigest(
+          "agent-builder/exec-run/v1",
+          canonicalJson([c.callId, req.profile, "command" in req ? req.command : req.path]),
+        ),
+        executor: EXEC_TOOL_EXECUTORS["exec/run"],
+        commit: () => exec.execRun(req, c.signal),
       },
     };
   }

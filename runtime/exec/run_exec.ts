@@ -38,10 +38,20 @@ import { applyEntry, type ApplyOutcome } from "./apply.ts";
 import { type ChangeEntry, type ChangeSet, computeChangeSet } from "./change_set.ts";
 import type { CommandRequest } from "./command_args.ts";
 import type { CommandResult, OutputDelta, RunCommandOptions } from "./runner_types.ts";
+import type { ExecRunResult } from "./exec_run.ts";
 import { ScratchCopy } from "./scratch.ts";
 import { openDirIn, type ScratchOwner } from "./scratch_fs.ts";
 
-export type RunCommandFn = (o: RunCommandOptions) => Promise<CommandResult>;
+/** What the Control Plane asks of the runner (runner.ts, exec_run.ts) [EX-1]. */
+export interface RunnerPort {
+  runCommand(o: RunCommandOptions): Promise<CommandResult>;
+  runBoundedBash(o: { command: string; runKey: string; signal?: AbortSignal }): Promise<
+    ExecRunResult
+  >;
+  runRuntimeCompile(
+    o: { workspaceDir: string; path: string; runKey: string; signal?: AbortSignal },
+  ): Promise<ExecRunResult>;
+}
 
 export interface RunExecOptions {
   agentId: string;
@@ -50,7 +60,7 @@ export interface RunExecOptions {
   /** Absolute directory for this Run's scratch and tmp (created here, deleted by dispose). */
   rootDir: string;
   db: DatabaseSync;
-  runCommand: RunCommandFn;
+  runner: RunnerPort;
   /** @default null (the runner hands the scratch to its sandbox uid itself) */
   owner?: ScratchOwner | null;
   /** @default Date.now */
@@ -109,7 +119,7 @@ export class RunExec {
     if (!this.#isScratchDir(req.cwd)) return { ok: false, code: "exec_cwd_invalid" };
     let r: CommandResult;
     try {
-      r = await this.#o.runCommand({
+      r = await this.#o.runner.runCommand({
         argv: req.argv,
         cwd: req.cwd.join("/"),
         scratchDir: this.scratchDir,
@@ -167,6 +177,32 @@ export class RunExec {
       now: (this.#o.now ?? Date.now)(),
     });
     return { ok: true, text: modelResult(r, set) };
+  }
+
+  /** exec/run [TL-7, EX-1]: a bounded-bash builtin or a runtime-compile check, own scratch. */
+  async execRun(
+    req: { profile: "bounded-bash"; command: string } | {
+      profile: "runtime-compile";
+      path: string;
+    },
+    signal: AbortSignal,
+  ): Promise<ExecResult> {
+    const runKey = `${this.#o.agentId}/${this.#o.runId}`;
+    let r: ExecRunResult;
+    try {
+      r = req.profile === "bounded-bash"
+        ? await this.#o.runner.runBoundedBash({ command: req.command, runKey, signal })
+        : await this.#o.runner.runRuntimeCompile({
+          workspaceDir: this.#o.workspaceDir,
+          path: req.path,
+          runKey,
+          signal,
+        });
+    } catch (err) {
+      if (err instanceof AppError) return { ok: false, code: err.code };
+      throw err;
+    }
+    return { ok: true, text: execRunResult(r) };
   }
 
   /** Plans exec/apply: the entries to commit and the approval preview. */
@@ -413,6 +449,40 @@ export function modelResult(r: CommandResult, set: ChangeSet): string {
     if (outMax >= errMax) outMax = Math.max(0, outMax - cut);
     else errMax = Math.max(0, errMax - cut);
   }
+}
+
+/**
+ * The model's view of exec/run: the output's HEAD (a compiler's first diagnostics
+ * matter most) cut to fit one projection with a fixed marker.
+ */
+export function execRunResult(r: ExecRunResult): string {
+  const shape = (output: string, cut: boolean) =>
+    canonicalJson({
+      profile: r.profile,
+      outcome: r.outcome,
+      exit_code: r.exit_code,
+      duration_ms: r.duration_ms,
+      output,
+      output_truncated: r.truncated || cut,
+    });
+  let max = TOOL_RESULT_PROJECTION_MAX_BYTES - utf8Bytes(shape("", true));
+  for (;;) {
+    const head = headOf(r.output, max);
+    const text = shape(head, head !== r.output);
+    const over = utf8Bytes(text) - TOOL_RESULT_PROJECTION_MAX_BYTES;
+    if (over <= 0 || max <= 0) return text;
+    max = Math.max(0, max - over - 64);
+  }
+}
+
+/** The first `max` UTF-8 bytes of `s` (at a code point boundary), with a marker when cut. */
+export function headOf(s: string, max: number): string {
+  const bytes = new TextEncoder().encode(s);
+  if (bytes.length <= max) return s;
+  let end = Math.max(0, max - 48);
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
+  return new TextDecoder().decode(bytes.subarray(0, end)) +
+    `\n[… ${bytes.length - end} more bytes omitted …]`;
 }
 
 function fitList(

@@ -23,7 +23,7 @@ import type { RunRecorder, Terminal } from "./run_recorder.ts";
 import { abortedTerminal, crashTerminal, errorTerminal } from "./run_terminal.ts";
 import type { ApprovalContext } from "./turn_context.ts";
 import { driveTurn } from "./turn_driver.ts";
-import { type RunCommandFn, RunExec } from "../exec/run_exec.ts";
+import { RunExec, type RunnerPort } from "../exec/run_exec.ts";
 import { scratchRootRel } from "../exec/scratch_root.ts";
 
 export type SpawnWorker = (runRoot: string) => Promise<WorkerHandle<WorkerToControl>>;
@@ -36,8 +36,8 @@ export interface ExecutionDeps {
   now: () => number;
   spawnWorker: SpawnWorker;
   workspaceDir(agentId: string): string;
-  /** The runner [EX-1]; null ⇒ exec/command and exec/apply are denied. */
-  runCommand: RunCommandFn | null;
+  /** The runner [EX-1]; null ⇒ the exec tools are denied. */
+  runner: RunnerPort | null;
   /** Aborts the Run (once) for `reason`. */
   abort(runId: string, reason: "deadline"): void;
 }
@@ -71,13 +71,13 @@ export async function executeRun(
   let worker: WorkerHandle<WorkerToControl> | null = null;
   let terminal: Terminal;
   // [EX-3] The Run's scratch copy lives beside the Run root, outside the Worker's tree bound.
-  const exec = deps.runCommand === null ? undefined : new RunExec({
+  const exec = deps.runner === null ? undefined : new RunExec({
     agentId: run.agentId,
     runId: run.runId,
     workspaceDir: deps.workspaceDir(run.agentId),
     rootDir: `${deps.home.root}/${scratchRootRel(run.agentId)}/${run.runId}`,
     db: x.db,
-    runCommand: deps.runCommand,
+    runner: deps.runner,
     now: deps.now,
   });
   try {

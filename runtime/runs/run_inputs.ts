@@ -10,8 +10,8 @@
  * boundary ids, digest) instead of vanishing; an
  * instruction file that fails any check refuses the Run with its own code; a
  * model without the `tools` capability gets an empty ToolSet; browser Runs are
- * interactive (`ask` tools wait for approval) and `exec/run` is denied while
- * this build has no runner dispatch [TL-7].
+ * interactive (`ask` tools wait for approval) and the exec tools are denied
+ * when the service has no runner [TL-7, EX-1].
  */
 import type { TurnLimits } from "./run_begin.ts";
 import { isModelName } from "../protocol/model_name.ts";
@@ -35,8 +35,11 @@ import { readInstructionFile } from "../workspace/instruction_file.ts";
 
 /** Completed Turns read for history per Run (collapse keeps what fits). */
 export const HISTORY_TURNS_READ_MAX = 256;
-/** exec/run needs the runner sandbox [TL-7], which this build does not dispatch to: deny it. */
-const NO_RUNNER_RULES = [{ tool_id: "exec/run", decision: "deny" as const }];
+/** The exec tools need the runner sandbox [TL-7, EX-1]: without one they are not offered. */
+const NO_RUNNER_RULES = ["exec/run", "exec/command", "exec/apply"].map((tool_id) => ({
+  tool_id,
+  decision: "deny" as const,
+}));
 
 /** What `prepare` read, as a Conversation's next plan needs it. */
 export type PreparedInputs = Awaited<ReturnType<RunInputs["prepare"]>>;
@@ -64,6 +67,8 @@ export interface RunInputsOptions {
   agents: AgentService;
   broker: ModelBroker;
   catalog: ToolCatalog;
+  /** Whether a runner executes the exec tools [EX-1]. @default false */
+  runner?: boolean;
 }
 
 export type RunInputs = ReturnType<typeof createRunInputs>;
@@ -106,7 +111,7 @@ export function createRunInputs(opts: RunInputsOptions) {
 
   function toolsetFor(toolsCapable: boolean): EffectiveToolSet {
     const rules = toolsCapable
-      ? NO_RUNNER_RULES
+      ? (opts.runner ? [] : NO_RUNNER_RULES)
       : catalog.specs.map((s) => ({ tool_id: s.id, decision: "deny" as const }));
     // Browser Runs are interactive: `ask` tools wait for the operator's approval [TL-2].
     return resolveToolSet({ catalog, rules, interactive: true, id: crypto.randomUUID() });

@@ -47,7 +47,7 @@ import { Approvals, type Decision } from "./approvals.ts";
 import { recoverRuns } from "./recovery.ts";
 import { beginRun, lowerLimits, turnSnapshot } from "./run_begin.ts";
 import { executeRun, type SpawnWorker } from "./run_execution.ts";
-import type { RunCommandFn } from "../exec/run_exec.ts";
+import type { RunnerPort } from "../exec/run_exec.ts";
 import { Preparations, type PreparationView } from "./preparation.ts";
 import { contextInputsOf, createRunInputs, type PreparedInputs } from "./run_inputs.ts";
 import { RunRecorder } from "./run_recorder.ts";
@@ -71,8 +71,8 @@ export interface RunServiceOptions {
   deadlineMs?: number;
   /** Test-only hooks (runtime/runs/test_hooks.ts). @default none */
   testHooks?: RunTestHooks;
-  /** The runner's runCommand [EX-1]. @default none: exec/command and exec/apply are denied */
-  runCommand?: RunCommandFn;
+  /** The runner [EX-1]. @default none: the exec tools are denied */
+  runner?: RunnerPort;
 }
 
 export interface SubmitBody {
@@ -161,6 +161,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
     agents: opts.agents,
     broker: opts.broker,
     catalog,
+    runner: opts.runner !== undefined,
   });
   const { stateDb, workspaceDir, defaultModelId, reasoningOf, limitsOf, prepare, usageScope } =
     inputs;
@@ -173,7 +174,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
     now,
     spawnWorker,
     workspaceDir,
-    runCommand: opts.runCommand ?? null,
+    runner: opts.runner ?? null,
     abort: (runId: string, reason: "deadline") => active.abort(runId, reason),
   };
 

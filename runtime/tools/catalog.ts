@@ -228,9 +228,9 @@ export const BUILTIN_TOOL_SPECS: readonly ToolSpec[] = [
     id: "exec/run",
     version: 3,
     description:
-      "Run bounded-bash (printf|pwd|true|false) or runtime-compile in the runner sandbox.",
+      "Run bounded-bash (printf|pwd|true|false, no shell syntax) or runtime-compile (syntax/type check of one workspace file) in the runner sandbox.",
     args: {
-      program: {
+      profile: {
         type: "string",
         description: "bounded-bash or runtime-compile.",
         required: true,
@@ -238,9 +238,13 @@ export const BUILTIN_TOOL_SPECS: readonly ToolSpec[] = [
       },
       command: {
         type: "string",
-        description: "Command line or file path.",
-        required: true,
+        description: "bounded-bash: one of printf, pwd, true, false with ≤ 8 arguments.",
+        required: false,
         max_bytes: 2048,
+      },
+      path: {
+        ...path("runtime-compile: workspace-relative .ts/.tsx/.js/.mjs file to check."),
+        required: false,
       },
     },
     result: text,

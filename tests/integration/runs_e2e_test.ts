@@ -149,7 +149,11 @@ Deno.test("Runs end to end against a confined Worker and the scripted model", as
       const second = h.ollama.chats[before + 1].body;
       const tool = second.messages.find((m: { role: string }) => m.role === "tool");
       assert(tool.content.includes("The secret number is 42."), tool.content);
-      assertEquals(second.tools.length, 6, "4 read tools + file/edit + file/write (ask)");
+      assertEquals(
+        second.tools.length,
+        9,
+        "4 read tools + file/edit + file/write + exec/run, exec/command, exec/apply (ask)",
+      );
     });
 
     await t.step("tool calls arriving in the final done frame are executed", async () => {
