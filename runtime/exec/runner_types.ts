@@ -22,9 +22,13 @@
  * command is alive (PID namespace or the Landlock-scoped sweep), both pipes
  * are closed, and `outcome_unknown` is returned when that release could not
  * be proven. The scratch and tmp directories are the CALLER's: the runner
- * never creates or deletes them; it only needs them to exist, to be owned by
- * the sandbox uid when the server is root (`prepareSandboxDir`), and to stay
- * in place until `runCommand` resolves.
+ * never creates or deletes them; it only needs them to exist and to stay in
+ * place until `runCommand` resolves. As root it hands them to the sandbox
+ * uid before each command (`handOverToSandbox`: every entry not owned yet is
+ * lchown'd), so files the command wrote are owned by that uid afterwards.
+ * The command sees them as /tmp/scratch (HOME, and DENO_DIR=/tmp/scratch/.deno
+ * — a `.deno` cache may appear in the scratch) and /tmp/tmp (TMPDIR) when
+ * the server is root; as the real paths otherwise.
  * Refusals (nothing ran) throw AppError: `tool_invalid_arguments` (argv/cwd
  * bounds, NUL, a cwd that escapes), `exec_unknown_program`, `exec_busy` (the
  * Run already has a command, or the server's 2 slots stayed full for 30 s),
