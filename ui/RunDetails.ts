@@ -15,12 +15,15 @@ import {
   ALL_LANES,
   buildTimeline,
   deriveFacts,
+  eventSubject,
   kindSegments,
   type Lane,
   LANE_LABELS,
   LANES,
+  sinceStart,
   stepIndex,
 } from "./lib/timeline.ts";
+import { prettyPayload } from "./lib/pretty.ts";
 import { type EventEnvelope, toEnvelope } from "./lib/types.ts";
 
 export interface RunDetailsProps {
@@ -202,18 +205,26 @@ export function RunDetails({ api, agentId, runId, live, onClose }: RunDetailsPro
                   r.lane
                 ]}></span>
                 <span class="tl-label"
-                  title=${r.event.kind}><span class="tl-seq">${r.event.seq >= 0
+                  title=${r.event
+                    .kind}><span class="tl-time muted" data-testid="timeline-time">${sinceStart(
+                      r.event,
+                      events,
+                    )}</span><span class="tl-seq">${r.event.seq >= 0
                     ? `#${r.event.seq}`
                     : "·"}</span> ${kindSegments(r.event.kind).map((part, i) =>
                       html`${i > 0 && html`<wbr />`}${part}`
-                    )}</span>
+                    )}${eventSubject(r.event, events) &&
+                    html`<span class="tl-subject" data-testid="timeline-subject">${
+                      eventSubject(r.event, events)
+                    }</span>`}</span>
               </button>
             `
           )}
         </div>
         ${current && html`
           <section class="inspector" data-testid="inspector" aria-label="Event inspector">
-            <h3>${current.event.kind}</h3>
+            <h3>${current.event.kind}${eventSubject(current.event, events) &&
+              [" ", html`<span class="muted">${eventSubject(current.event, events)}</span>`]}</h3>
             <h4>Derived facts</h4>
             <dl>${deriveFacts(current.event, events).map((f) =>
               html`
@@ -224,7 +235,9 @@ export function RunDetails({ api, agentId, runId, live, onClose }: RunDetailsPro
               `
             )}</dl>
             <h4>Payload</h4>
-            <pre class="json">${JSON.stringify(current.event.payload, null, 2)}</pre>
+            <pre class="json" data-testid="inspector-payload">${prettyPayload(
+              current.event.payload,
+            )}</pre>
             <details>
               <summary>Full envelope</summary>
               <pre class="json">${JSON.stringify(current.event, null, 2)}</pre>

@@ -147,6 +147,25 @@ Deno.test("a mutation's card shows its diff and the approval decision with its t
       /\+hello from the card/,
     );
     await page.screenshot({ path: `${screenshotDir()}desktop-21-tool-card-approval.png` });
+
+    // Run details read like the card: tool events titled by tool and path, times since the start,
+    // payloads laid out without escapes.
+    await page.click("[data-testid=turn] >> text=Run details");
+    const subject = await page.waitForSelector(
+      "[data-testid=timeline-event][data-kind='tool.call.requested'] [data-testid=timeline-subject]",
+    );
+    assertEquals(await subject.textContent(), "file/write notes.md");
+    assertMatch(
+      await page.textContent(
+        "[data-testid=timeline-event][data-kind='tool.call.requested'] [data-testid=timeline-time]",
+      ) ?? "",
+      /^\+\d+(\.\d+)? m?s$/,
+    );
+    await page.click("[data-testid=timeline-event][data-kind='tool.call.requested']");
+    const payload = await page.textContent("[data-testid=inspector-payload]") ?? "";
+    assert(payload.includes("content: |") && !payload.includes("\\n"), payload);
+    await page.screenshot({ path: `${screenshotDir()}desktop-26-run-details-readable.png` });
+    await page.click("[data-testid=close-details]");
     await page.reload();
     await page.waitForSelector(`${card}[data-status=ok]`, { timeout: 15_000 });
     await page.click(`${card} summary`);

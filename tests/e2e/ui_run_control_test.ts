@@ -57,6 +57,10 @@ Deno.test("Stop, Esc and /stop cancel the active run, and Retry refills the draf
       (document.querySelector("[data-testid=turn]:last-child [data-testid=live-text]")
         ?.textContent ?? "").includes("word1")
     );
+    // The stopped Turn's partial text is shown, never history: the next request lacks it.
+    const request = JSON.stringify(env.ollama.chats.at(-1)!.body.messages);
+    assertEquals(request.includes("please stream slowly"), true);
+    assertEquals(request.includes("word0 word1"), false, "partial text is not model history");
     // Esc in the timeline's filter field clears the filter; it does not stop the Run.
     const cancels: string[] = [];
     page.on("request", (r) => r.url().endsWith("/cancel") && cancels.push(r.url()));

@@ -105,3 +105,33 @@ Deno.test("event kinds split after each dot so they wrap between words", () => {
   assertEquals(kindSegments("run.started").join(""), "run.started");
   assertEquals(kindSegments("plain"), ["plain"]);
 });
+
+Deno.test("[#18] events say when since the Run started and what a tool event touched", async () => {
+  const { eventSubject, sinceStart } = await import("../../ui/lib/timeline.ts");
+  const env = (seq: number, kind: string, ts: string, payload: Record<string, unknown>) => ({
+    seq,
+    kind,
+    ts,
+    payload,
+    run_id: "r",
+    agent_id: "a",
+    conversation_id: "c",
+  });
+  const all = [
+    env(1, "run.started", "1000", {}),
+    env(2, "tool.call.requested", "1250", {
+      call_id: "c1",
+      tool_id: "file/read_text",
+      args: { path: "notes.md" },
+    }),
+    env(3, "permission.decided", "2500", {
+      permission_id: "p",
+      call_id: "c1",
+      decision: "approve",
+    }),
+  ];
+  if (sinceStart(all[1], all) !== "+250 ms") throw new Error(sinceStart(all[1], all));
+  if (sinceStart(all[2], all) !== "+1.50 s") throw new Error(sinceStart(all[2], all));
+  if (eventSubject(all[2], all) !== "file/read_text notes.md") throw new Error("subject");
+  if (eventSubject(all[0], all) !== "") throw new Error("no subject for run events");
+});

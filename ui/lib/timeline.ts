@@ -79,9 +79,40 @@ export interface DerivedFact {
   value: string;
 }
 
-function ms(ts: string): number | null {
+/** An envelope's time in ms: the server sends epoch milliseconds (as a number or its text). */
+export function ms(ts: string | number): number | null {
+  if (typeof ts === "number") return Number.isFinite(ts) ? ts : null;
+  if (/^\d{1,16}$/.test(ts)) return Number(ts);
   const t = Date.parse(ts);
   return Number.isNaN(t) ? null : t;
+}
+
+/** "+1.2 s" since the first event of the Run, or "" when a time is missing. */
+export function sinceStart(event: EventEnvelope, all: readonly EventEnvelope[]): string {
+  const t = ms(event.ts);
+  let first: number | null = null;
+  for (const e of all) {
+    const x = e.seq >= 0 ? ms(e.ts) : null;
+    if (x !== null && (first === null || x < first)) first = x;
+  }
+  return t === null || first === null ? "" : `+${fmtMs(Math.max(0, t - first))}`;
+}
+
+/**
+ * What a tool or approval event is about, "file/read_text notes.md": its tool and path-like
+ * argument (approval events borrow them from the call they belong to).
+ */
+export function eventSubject(event: EventEnvelope, all: readonly EventEnvelope[]): string {
+  const p = event.payload;
+  const callId = typeof p.call_id === "string" ? p.call_id : null;
+  if (callId === null) return "";
+  const req = all.find((e) => e.kind === "tool.call.requested" && e.payload.call_id === callId);
+  const tool = typeof p.tool_id === "string" ? p.tool_id : String(req?.payload.tool_id ?? "");
+  const args = (req?.payload.args ?? {}) as Record<string, unknown>;
+  const subject = ["path", "pattern", "command"].map((k) => args[k]).find((v) =>
+    typeof v === "string" && v !== ""
+  ) as string | undefined;
+  return [tool, subject].filter(Boolean).join(" ");
 }
 
 /** Facts derived from the envelope and its neighbours (not in the payload itself). */
