@@ -32,8 +32,20 @@ interface PullState {
   message: string | null;
 }
 
+/** The selected Agent's model settings [MB-12, MB-14] (PATCH /api/agents/<agent>). */
+export interface ModelsViewAgent {
+  id: string;
+  name: string;
+  defaultModelId: string | null;
+  reasoning: boolean;
+}
+
 export interface ModelsViewProps {
   request: Requester;
+  /** The selected Agent, whose default model and reasoning this view sets. */
+  agent?: ModelsViewAgent | null;
+  /** The Agent's settings changed: the Agent list is read again. */
+  onAgentChanged?(): void;
   onClose(): void;
   /** The catalog changed (refresh, pull, delete): the picker reads it again. */
   onChanged(): void;
@@ -56,7 +68,9 @@ const STATE_LABEL: Record<string, string> = {
   unavailable: "unavailable",
 };
 
-export function ModelsView({ request, onClose, onChanged }: ModelsViewProps) {
+export function ModelsView(
+  { request, onClose, onChanged, agent, onAgentChanged }: ModelsViewProps,
+) {
   const ref = useRef<HTMLDialogElement>(null);
   const [models, setModels] = useState<Entry[]>([]);
   const [busy, setBusy] = useState(false);
@@ -65,6 +79,26 @@ export function ModelsView({ request, onClose, onChanged }: ModelsViewProps) {
   const [pull, setPull] = useState<PullState | null>(null);
   const [confirm, setConfirm] = useState<string | null>(null);
   const stream = useRef<EventSource | null>(null);
+  const [own, setOwn] = useState<{ model: string | null; reasoning: boolean } | null>(
+    agent ? { model: agent.defaultModelId, reasoning: agent.reasoning } : null,
+  );
+
+  const patchAgent = async (patch: { default_model_id?: string | null; reasoning?: boolean }) => {
+    if (!agent) return;
+    setError(null);
+    try {
+      const r = await request("PATCH", `/api/agents/${encodeURIComponent(agent.id)}`, patch) as {
+        agent?: { default_model_id?: unknown; reasoning?: unknown };
+      };
+      setOwn({
+        model: typeof r.agent?.default_model_id === "string" ? r.agent.default_model_id : null,
+        reasoning: r.agent?.reasoning !== false,
+      });
+      onAgentChanged?.();
+    } catch (err) {
+      setError(code(err));
+    }
+  };
 
   useEffect(() => {
     const d = ref.current;
@@ -222,6 +256,26 @@ export function ModelsView({ request, onClose, onChanged }: ModelsViewProps) {
             )}
           </tbody>
         </table>
+        ${agent && own && html`
+          <div class="models-agent" data-testid="models-agent">
+            <span class="small"><strong>${agent.name}</strong>: default model${" "}</span>
+            <select class="select" data-testid="agent-default-model-select"
+              aria-label=${`Default model of ${agent.name}`} value=${own.model ?? ""}
+              onChange=${(e: Event) =>
+                patchAgent({ default_model_id: (e.target as HTMLSelectElement).value || null })}>
+              <option value="">catalog default</option>
+              ${models.filter((m) => m.state === "ready" || m.state === "chat_only").map((m) =>
+                html`<option value=${m.id}>${m.id}</option>`
+              )}
+            </select>
+            <label class="small models-reasoning">
+              <input type="checkbox" data-testid="agent-reasoning-toggle" checked=${own.reasoning}
+                onChange=${(e: Event) =>
+                  patchAgent({ reasoning: (e.target as HTMLInputElement).checked })} />
+              ${" "}Reasoning (thinking models)
+            </label>
+          </div>
+        `}
         <form class="models-pull" onSubmit=${startPull}>
           <label class="sr-only" for="pull-name">Model to pull</label>
           <input id="pull-name" class="input" data-testid="pull-name" placeholder="e.g. llama3.2:3b"

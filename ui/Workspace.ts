@@ -363,6 +363,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
       `}
       ${modelsOpen && html`
         <${ModelsView} request=${request} onClose=${() => setModelsOpen(false)}
+          agent=${agent} onAgentChanged=${() => loadAgents(agentId).catch(fail)}
           onChanged=${model.refresh} />
       `}
     </div>

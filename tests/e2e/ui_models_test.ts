@@ -84,6 +84,24 @@ Deno.test("the Models view pulls with a progress bar, the picker switches the mo
           ollama.requests.filter((r) => r.method === "DELETE").map((r) => r.body),
           [{ model: "phi4-mini:3.8b" }],
         );
+        // The selected Agent's default model and reasoning [MB-12, MB-14].
+        const agentUrl = `${server.url}/api/agents/00000000-0000-4000-8000-000000000001`;
+        await page.selectOption("[data-testid=agent-default-model-select]", "gemma3:1b");
+        await page.waitForFunction(
+          async (u) => (await (await fetch(u)).json()).agent.default_model_id === "gemma3:1b",
+          agentUrl,
+        );
+        await page.click("[data-testid=agent-reasoning-toggle]");
+        await page.waitForFunction(
+          async (u) => (await (await fetch(u)).json()).agent.reasoning === false,
+          agentUrl,
+        );
+        await page.selectOption("[data-testid=agent-default-model-select]", "");
+        await page.click("[data-testid=agent-reasoning-toggle]");
+        await page.waitForFunction(async (u) => {
+          const a = (await (await fetch(u)).json()).agent;
+          return a.default_model_id === null && a.reasoning === true;
+        }, agentUrl);
         await page.click("[data-testid=models-close]");
       }
 
