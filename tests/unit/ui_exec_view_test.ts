@@ -8,6 +8,8 @@ import {
   parseCommandResult,
   quoteArg,
 } from "../../ui/lib/exec_view.ts";
+import { answerSegments, cardSubject } from "../../ui/lib/answer_blocks.ts";
+import { applyMessage, emptyRun, LIVE_OUTPUT_MAX_CHARS } from "../../ui/lib/run_store.ts";
 
 Deno.test("argv is shown as one line a shell would read back to the same items", () => {
   assertEquals(quoteArg("deno"), "deno");
@@ -47,4 +49,56 @@ Deno.test("change-set URLs encode every part", () => {
     diffUrl("a", "r", "call-1", "src/a b&c.ts"),
     "/api/agents/a/runs/r/changes/diff?call_id=call-1&path=src%2Fa%20b%26c.ts",
   );
+});
+
+Deno.test("a command's card carries its Run, Agent and live output, and its argv as subject", () => {
+  const env = (seq: number, kind: string, payload: Record<string, unknown>) => ({
+    seq,
+    kind,
+    ts: "1",
+    payload,
+    run_id: "r1",
+    agent_id: "a1",
+    conversation_id: "c1",
+  });
+  const segs = answerSegments(
+    [env(1, "tool.call.requested", {
+      call_id: "call-1",
+      tool_id: "exec/command",
+      args: {
+        argv: ["deno", "test"],
+      },
+    })],
+    new Map(),
+    new Map([["call-1", "running 3 tests\n"]]),
+  );
+  const card = segs[0].kind === "tool" ? segs[0].card : null;
+  assertEquals(
+    [card?.runId, card?.agentId, card?.liveOutput, cardSubject(card!.args)],
+    ["r1", "a1", "running 3 tests\n", "deno test"],
+  );
+});
+
+Deno.test("live command output is kept per call id and bounded; it never becomes a durable event", () => {
+  let v = emptyRun("a1", "c1", "r1");
+  const msg = (seq: number, text: string) => ({
+    id: String(seq),
+    event: "tool.output.delta",
+    data: JSON.stringify({
+      v: 1,
+      run_id: "r1",
+      agent_id: "a1",
+      conversation_id: "c1",
+      seq: 3,
+      kind: "tool.output.delta",
+      ts: 1,
+      payload: { call_id: "call-1", stream: "stdout", text },
+    }),
+  });
+  v = applyMessage(v, msg(4, "one\n"));
+  v = applyMessage(v, msg(5, "two\n"));
+  assertEquals(v.liveOutput.get("call-1"), "one\ntwo\n");
+  assertEquals(v.events, []);
+  v = applyMessage(v, msg(6, "x".repeat(LIVE_OUTPUT_MAX_CHARS)));
+  assertEquals(v.liveOutput.get("call-1")!.length, LIVE_OUTPUT_MAX_CHARS);
 });

@@ -172,6 +172,8 @@ export function cardSubject(args: Record<string, unknown>): string {
     const v = args[k];
     if (typeof v === "string" && v !== "") return v;
   }
+  // exec/command: the program and its arguments, as one line (the card shows them in full).
+  if (Array.isArray(args.argv)) return args.argv.map(String).join(" ");
   return "";
 }
 
