@@ -11,6 +11,7 @@ import { Icon } from "./Icon.ts";
 import { PermissionTable } from "./PermissionTable.ts";
 import { commandMatches } from "./lib/command_input.ts";
 import { meterView, sizeView } from "./lib/format.ts";
+import { secondsLeft } from "./lib/model_pause.ts";
 import type {
   CommandDescriptor,
   CommandResult,
@@ -38,6 +39,8 @@ export interface ComposerProps {
   conversationTitle(id: string | null): string;
   onDecide(id: string, decision: "approve" | "deny"): Promise<void>;
   activeRunId: string | null;
+  /** The model is paused by the circuit until this time (ms): Send waits, a countdown shows. */
+  pausedUntil: number | null;
   sending: boolean;
   onDraft(text: string): void;
   onModel(id: string | null): void;
@@ -77,9 +80,25 @@ export function Composer(p: ComposerProps) {
     el.style.height = `${Math.min(el.scrollHeight, 240)}px`;
   }, [p.draft]);
 
+  // While the circuit pauses the model, tick once a second so the countdown moves.
+  const [now, setNow] = useState(() => Date.now());
+  const pauseLeft = secondsLeft(p.pausedUntil, now);
+  useEffect(() => {
+    if (p.pausedUntil === null || p.pausedUntil <= Date.now()) return;
+    setNow(Date.now());
+    const t = setInterval(() => {
+      setNow(Date.now());
+      if (p.pausedUntil! <= Date.now()) clearInterval(t);
+    }, 1000);
+    return () => clearInterval(t);
+  }, [p.pausedUntil]);
+  const paused = pauseLeft > 0;
+
   const submit = () => {
     const text = p.draft.trim();
     if (text === "" || p.sending || size.over) return;
+    // A message waits while the model is paused (commands still run: they never call it).
+    if (paused && !text.startsWith("/")) return;
     if (p.activeRunId !== null && !text.startsWith("/")) return;
     p.onSubmit(text);
   };
@@ -189,6 +208,11 @@ export function Composer(p: ComposerProps) {
                 <span class="meter-text">${meter.text}</span>
               </span>
             `}
+            ${paused && html`
+              <span class="paused-note" data-testid="circuit-countdown" role="status">
+                Model paused after repeated failures — Send in ${pauseLeft} s
+              </span>
+            `}
             ${size.text !== null && html`
               <span class=${`byte-count${size.over ? " over" : ""}`} data-testid="byte-count"
                 role=${size.over ? "alert" : undefined}>${size.text}</span>
@@ -211,7 +235,7 @@ export function Composer(p: ComposerProps) {
               : html`
                 <button type="button" class="btn btn-primary" data-testid="send"
                   aria-label="Send message" disabled=${p.sending || p.draft.trim() === "" ||
-                    size.over}
+                    size.over || (paused && !p.draft.trim().startsWith("/"))}
                   onClick=${submit}><${Icon} name="send" /> Send</button>
               `}
           </div>

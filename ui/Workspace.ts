@@ -26,6 +26,7 @@ import { agentActions, conversationActions, type DialogRequest } from "./lib/man
 import { describeError } from "./lib/messages.ts";
 import { admittedTurn, effectAction, runBody } from "./lib/commands.ts";
 import { resolveCommandInput } from "./lib/command_input.ts";
+import { pausedUntil } from "./lib/model_pause.ts";
 import type { RunView } from "./lib/run_store.ts";
 import { createMarkdownRenderer } from "./lib/sanitize.ts";
 import type { CommandDescriptor, CommandResult } from "./lib/types.ts";
@@ -339,6 +340,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
               conversations.find((c) => c.id === id)?.title ?? "another conversation",
             onDecide: approvals.decide,
             activeRunId,
+            pausedUntil: convId ? pausedUntil(conversation.turns) : null,
             sending,
             onDraft: setDraft,
             onModel: (modelId: string | null) => {
