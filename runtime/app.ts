@@ -68,6 +68,8 @@ export interface App {
   model: ModelBroker;
   /** Runs: admission, confined Workers, journal, live SSE, recovery [CV, EV, SB-5]. */
   runs: RunService;
+  /** Model pulls [MB-13]: cancelled on shutdown before the HTTP server drains. */
+  pulls: PullManager;
   routes: Route[];
   /** Stops background work and closes databases. */
   close(): Promise<void>;
@@ -150,6 +152,7 @@ export function createApp(opts: AppOptions): App {
     conversations,
     model,
     runs,
+    pulls,
     routes: withSystemAgentAliases(routes),
     async close() {
       await runs.shutdown();

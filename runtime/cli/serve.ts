@@ -122,6 +122,8 @@ export async function serveCommand(argv: string[], hooks: ServeHooks = {}): Prom
     // Stop admission and converge active Runs first: their live SSE streams end
     // with the Runs, so the HTTP shutdown below does not wait on them [OP-2].
     await app.runs.shutdown();
+    // A running pull's progress stream would hold the HTTP drain open [MB-13].
+    await app.pulls.close();
     await server.shutdown();
   };
   const onInt = () => void stop("SIGINT");

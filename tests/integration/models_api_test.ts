@@ -318,6 +318,19 @@ Deno.test("a pull can be cancelled (the connection to Ollama closes) and an erro
   });
 });
 
+Deno.test("stopping the server cancels a running pull and ends its progress stream", async () => {
+  await withFleet(async (h) => {
+    const p = await h.api("POST", "/api/models/pull", { name: "slow:7b" });
+    const events = pullEvents(h, p.body.pull_id);
+    while (h.ollama.pulls.length === 0 || h.ollama.pulls[0].linesSent < 2) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assertEquals(await h.server.stop(), 0);
+    assertEquals((await events).at(-1)!.event, "pull.cancelled");
+    assertEquals(await h.ollama.pulls[0].closed, "client_closed");
+  });
+});
+
 Deno.test("delete removes a model on Ollama, and is refused with 409 while a Run uses it", async () => {
   await withFleet(async (h) => {
     const conv = await newConversation(h);
