@@ -194,6 +194,36 @@ const TABLE = {
   restore_refused: { status: 409, message: "Restore refused." },
   backup_exists: { status: 409, message: "A backup with this name already exists." },
   backup_too_large: { status: 413, message: "The data exceeds the backup bounds." },
+
+  // extensions (MCP) [LC-5]
+  extension_not_found: { status: 404, message: "Extension not found." },
+  extension_exists: { status: 409, message: "An extension with this name already exists." },
+  extension_limit: { status: 409, message: "At most 8 extensions can be configured." },
+  mcp_url_invalid: { status: 422, message: "The MCP server URL is not valid." },
+  mcp_scheme_refused: {
+    status: 422,
+    message: "MCP servers need https (plain http only for an allowlisted IP literal).",
+  },
+  mcp_address_refused: {
+    status: 422,
+    message: "The MCP server's address is private, loopback or link-local and not allowlisted.",
+  },
+  mcp_dns_failed: {
+    status: 502,
+    message: "The MCP server's name did not resolve.",
+    retryable: true,
+  },
+  mcp_unreachable: { status: 502, message: "The MCP server is unreachable.", retryable: true },
+  mcp_tls_failed: { status: 502, message: "The MCP server's TLS certificate was refused." },
+  mcp_timeout: { status: 504, message: "The MCP server did not answer in time.", retryable: true },
+  mcp_redirect_refused: { status: 502, message: "The MCP server answered with a redirect." },
+  mcp_http_error: { status: 502, message: "The MCP server answered with an HTTP error." },
+  mcp_request_too_large: { status: 413, message: "The MCP request exceeds 64 KiB." },
+  mcp_response_too_large: { status: 502, message: "The MCP server's response exceeds 256 KiB." },
+  mcp_protocol_error: { status: 502, message: "The MCP server's answer is not valid JSON-RPC." },
+  mcp_server_error: { status: 502, message: "The MCP server answered with a JSON-RPC error." },
+  mcp_tool_error: { status: 502, message: "The MCP tool reported an error." },
+  mcp_tool_refused: { status: 422, message: "The MCP tool is not offered." },
 } as const satisfies Record<string, ErrorInfo>;
 
 export type ErrorCode = keyof typeof TABLE;

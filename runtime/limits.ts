@@ -320,3 +320,27 @@ export const EXEC_APPLY_FILE_MAX_BYTES = 64 * MiB; // [EX-5]
 export const EXEC_APPLY_TIMEOUT_MS = 60 * 1000;
 /** Runs whose exec records (command output, change sets, diffs) an Agent keeps. */
 export const EXEC_RECORDS_RUNS_RETAINED = 32;
+
+// ── Extensions (MCP) [LC-5] ─────────────────────────────────────────────────
+export const MCP_SERVERS_MAX = 8;
+export const MCP_TOOLS_PER_SERVER_MAX = 32;
+/** One JSON-RPC request body sent to an MCP server. */
+export const MCP_REQUEST_MAX_BYTES = 64 * KiB;
+/** One HTTP response body read from an MCP server (JSON or the SSE stream up to the answer). */
+export const MCP_RESPONSE_MAX_BYTES = 256 * KiB;
+/** Response status line + headers of an MCP server. */
+export const MCP_RESPONSE_HEAD_MAX_BYTES = 16 * KiB;
+/** One MCP operation (initialize + the request), connection included. */
+export const MCP_CALL_TIMEOUT_MS = 10 * 1000;
+/** tools/list pages followed per discovery. */
+export const MCP_LIST_PAGES_MAX = 4;
+/** A tool name as the server spells it ([A-Za-z0-9_-]). */
+export const MCP_TOOL_NAME_MAX_BYTES = 64;
+/** A tool description (after escaping) offered to the model; longer ones are cut visibly. */
+export const MCP_TOOL_DESCRIPTION_MAX_CHARS = 300;
+/** Arguments of one MCP tool that map onto the ToolSpec subset. */
+export const MCP_TOOL_ARGS_MAX = 16;
+/** The text of one MCP tool result kept as the canonical result (beyond: mcp_response_too_large). */
+export const MCP_RESULT_TEXT_MAX_BYTES = 48 * KiB;
+/** The tools one Run offers the model: the built-ins plus enabled MCP tools. */
+export const TOOLSET_TOOLS_MAX = 64;
