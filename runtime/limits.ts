@@ -39,6 +39,12 @@ export const REQUEST_BODY_TIMEOUT_MS = 5 * 1000;
 export const MAX_CONNECTIONS_PER_PEER = 32;
 /** Longest pause of the guard's accept loop after an accept error (doubling from 10 ms) [GW-1]. */
 export const ACCEPT_BACKOFF_MAX_MS = 1000;
+/**
+ * Descriptors the connection guard always leaves free for the rest of the server: a connection is
+ * admitted only while 3 + this many are free, and dials the server only while 2 + half of it are
+ * (Deno.serve gives up and the runtime panics at the descriptor limit) [GW-1].
+ */
+export const CONNECTION_FD_RESERVE = 32;
 export const JSON_BODY_MAX_BYTES = 16 * KiB; // [GW-4]
 export const USER_MESSAGE_MAX_BYTES = 8192; // [GW-4]
 export const JSON_MAX_DEPTH = 8;

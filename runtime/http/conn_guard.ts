@@ -28,6 +28,11 @@
  *   3 × 2 × MAX_CONCURRENT_CONNECTIONS + 1 descriptors (client, relay and
  *   server side of each live and each closing connection, plus one being
  *   refused) — far below the descriptor limit Deno raises to the hard limit.
+ * - Descriptors: a connection is admitted only while 3 + CONNECTION_FD_RESERVE
+ *   descriptors are free below RLIMIT_NOFILE, and dials the server only while
+ *   2 + half the reserve are (Deno is not safe at the limit: Deno.serve gives
+ *   up and the runtime panics); short of them, a stalled connection gives way
+ *   and the new one gets the 503.
  * - Accept errors (EMFILE, ENFILE, …) are survived: the loop backs off
  *   (doubling up to ACCEPT_BACKOFF_MAX_MS) and accepts again; it never ends
  *   while the guard runs.
@@ -35,6 +40,7 @@
 import { errorBody, type ErrorCode } from "../errors.ts";
 import {
   ACCEPT_BACKOFF_MAX_MS,
+  CONNECTION_FD_RESERVE,
   KEEP_ALIVE_MS,
   MAX_CONCURRENT_CONNECTIONS,
   MAX_CONNECTIONS_PER_PEER,
@@ -43,6 +49,7 @@ import {
 } from "../limits.ts";
 import type { Logger } from "../log.ts";
 import { SECURITY_HEADERS } from "./headers.ts";
+import { freeDescriptors } from "./descriptors.ts";
 import { GUARD_TOKEN_HEADER, RequestFramer } from "./request_framing.ts";
 
 export interface ConnGuardOptions {
@@ -200,21 +207,29 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
     // Live connections count against the caps; closed ones whose server side is
     // still closing are bounded separately, so a mass timeout frees the slots at
     // once while churn still cannot pile up server-side sockets.
-    const perPeer = new Map<string, number>();
     let live = 0;
+    let mine = 0;
     for (const e of open) {
       if (e.closed) continue;
       live++;
-      perPeer.set(e.peer, (perPeer.get(e.peer) ?? 0) + 1);
+      if (e.peer === peer) mine++;
     }
     if (open.size - live >= max) return false;
-    const mine = perPeer.get(peer) ?? 0;
     if (live < max && mine < maxPerPeer) return true;
-    // Over the peer's own cap it can only displace itself; over the global cap,
-    // the peer holding the most gives way first, its least recently active first.
+    // Over the peer's own cap it can only displace itself.
+    return evictStalled(mine >= maxPerPeer ? peer : null);
+  }
+
+  /**
+   * Closes one stalled connection (of `onlyPeer` when given): from the peer
+   * holding the most, least recently active first. False when there is none.
+   */
+  function evictStalled(onlyPeer: string | null): boolean {
+    const perPeer = new Map<string, number>();
+    for (const e of open) if (!e.closed) perPeer.set(e.peer, (perPeer.get(e.peer) ?? 0) + 1);
     let victim: Entry | null = null;
     for (const e of open) {
-      if (!stalled(e) || (mine >= maxPerPeer && e.peer !== peer)) continue;
+      if (!stalled(e) || (onlyPeer !== null && e.peer !== onlyPeer)) continue;
       if (victim === null) {
         victim = e;
         continue;
@@ -227,6 +242,12 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
     if (victim === null) return false;
     victim.close();
     return true;
+  }
+
+  /** True while `need` + `reserve` descriptors are free (or the count is unknown). */
+  function descriptorsFor(need: number, reserve: number): boolean {
+    const free = freeDescriptors();
+    return free === null || free >= need + reserve;
   }
 
   /** Gives the slot back: only once the server's side of the connection is gone too. */
@@ -307,6 +328,10 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
     };
     /** The server's socket, dialled once; null when it cannot be reached (the connection ends). */
     const connectUpstream = async (): Promise<Deno.UnixConn | null> => {
+      if (!descriptorsFor(2, CONNECTION_FD_RESERVE / 2)) {
+        entry.close(); // too few descriptors left to relay this request safely
+        return null;
+      }
       let conn: Deno.UnixConn;
       try {
         conn = await Deno.connect({ transport: "unix", path: opts.upstreamPath });
@@ -429,7 +454,10 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
         closeQuietly(conn);
         return;
       }
-      if (makeRoom(conn.remoteAddr.hostname)) {
+      if (!descriptorsFor(3, CONNECTION_FD_RESERVE)) {
+        // Short of descriptors: a stalled connection gives its back; this one is refused.
+        evictStalled(null);
+      } else if (makeRoom(conn.remoteAddr.hostname)) {
         admit(conn);
         continue;
       }
