@@ -114,19 +114,51 @@ export function dropAllCapabilities(target: TargetIdentity | null = null): CapRe
 }
 
 /** setgroups([]) → setresgid(g,g,g) → setresuid(u,u,u), then reads both back. */
+const ID_SYMBOLS = {
+  setgroups: { parameters: ["usize", "pointer"], result: "i32" },
+  setresgid: { parameters: ["u32", "u32", "u32"], result: "i32" },
+  setresuid: { parameters: ["u32", "u32", "u32"], result: "i32" },
+} as const;
+let idLib: Deno.DynamicLibrary<typeof ID_SYMBOLS> | null = null;
+
+/**
+ * Through glibc's wrappers, not raw syscalls: glibc applies a credential
+ * change to EVERY thread of the process (its setxid broadcast), so no
+ * runtime thread keeps root. The calling thread keeps its capabilities
+ * (NO_SETUID_FIXUP) until the capset that follows; the other threads lose
+ * theirs with the uid (their securebits are the defaults). A runner's stage
+ * 1 lives on while its command runs, so this matters there; the Worker's
+ * stage 1 execve's right after.
+ */
 function switchIdentity(t: TargetIdentity): CapResult {
   if (t.uid <= 0 || t.gid <= 0) return { ok: false, step: "identity_privileged", errno: 0 };
-  const g = syscall("setgroups", 0, null);
-  if (g.ret !== 0n) return { ok: false, step: "setgroups", errno: g.errno };
-  const rg = syscall("setresgid", t.gid, t.gid, t.gid);
-  if (rg.ret !== 0n) return { ok: false, step: "setresgid", errno: rg.errno };
-  const ru = syscall("setresuid", t.uid, t.uid, t.uid);
-  if (ru.ret !== 0n) return { ok: false, step: "setresuid", errno: ru.errno };
+  idLib ??= Deno.dlopen("libc.so.6", ID_SYMBOLS);
+  const errno = () => readCallErrno();
+  if (idLib.symbols.setgroups(0n, null) !== 0) {
+    return { ok: false, step: "setgroups", errno: errno() };
+  }
+  if (idLib.symbols.setresgid(t.gid, t.gid, t.gid) !== 0) {
+    return { ok: false, step: "setresgid", errno: errno() };
+  }
+  if (idLib.symbols.setresuid(t.uid, t.uid, t.uid) !== 0) {
+    return { ok: false, step: "setresuid", errno: errno() };
+  }
   const ids = readResIds();
   if (ids === null || ids.some((v, i) => v !== (i < 3 ? t.uid : t.gid))) {
     return { ok: false, step: "identity_not_switched", errno: 0 };
   }
   return { ok: true };
+}
+
+/** errno of the last libc call on this thread. */
+function readCallErrno(): number {
+  const lib = Deno.dlopen("libc.so.6", { __errno_location: { parameters: [], result: "pointer" } });
+  try {
+    const p = lib.symbols.__errno_location();
+    return p === null ? 0 : new Deno.UnsafePointerView(p).getInt32(0);
+  } finally {
+    lib.close();
+  }
 }
 
 /** [ruid, euid, suid, rgid, egid, sgid] of the calling thread. */

@@ -44,6 +44,7 @@ import {
 } from "../protocol/ipc.ts";
 import {
   attestationProblems,
+  parseStatus,
   processStartTime,
   readProcSnapshot,
   selfHoldsCapabilities,
@@ -483,6 +484,18 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
   const pidNamespace = ns !== null && ns !== nsLink("self", "pid");
   if (root && !pidNamespace) problems.push("no own PID namespace");
   if (root && nsLink(pid, "mnt") === nsLink("self", "mnt")) problems.push("no own mount namespace");
+  // Stage 1 lives on (it waits for stage 2): no thread of it may keep root
+  // or a capability.
+  if (root) {
+    for (const tid of listNumericEntries(`/proc/${stage1Pid}/task`)) {
+      const st = parseStatus(readProcText(`/proc/${stage1Pid}/task/${tid}/status`) ?? "");
+      const ids = [...(st.get("Uid") ?? "0").split(/\s+/), ...(st.get("Gid") ?? "0").split(/\s+/)];
+      if (ids.some((x) => !/^[1-9][0-9]*$/.test(x))) problems.push(`stage 1 task ${tid}: root id`);
+      for (const f of ["CapEff", "CapPrm", "CapAmb"]) {
+        if (!/^0+$/.test(st.get(f) ?? "")) problems.push(`stage 1 task ${tid}: ${f}`);
+      }
+    }
+  }
   if (memDir !== null) {
     const mine = (readProcText(`/proc/${pid}/cgroup`) ?? "").split("\n").some((l) =>
       /(^|[:,])memory:|^0::/.test(l) && l.endsWith(memDir.slice(memDir.lastIndexOf("/")))
