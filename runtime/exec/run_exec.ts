@@ -26,6 +26,7 @@ import { AppError, type ErrorCode } from "../errors.ts";
 import {
   CHANGE_SET_SUMMARY_PATHS_MAX,
   EXEC_APPLY_TIMEOUT_MS,
+  EXEC_RECORD_MAX_BYTES,
   TOOL_RESULT_PROJECTION_MAX_BYTES,
 } from "../limits.ts";
 import { canonicalJson, utf8Bytes } from "../protocol/digest.ts";
@@ -37,7 +38,7 @@ import { canonicalPath } from "../tools/path.ts";
 import { applyEntry, type ApplyOutcome } from "./apply.ts";
 import { type ChangeEntry, type ChangeSet, computeChangeSet } from "./change_set.ts";
 import type { CommandRequest } from "./command_args.ts";
-import type { CommandResult, OutputDelta, RunCommandOptions } from "./runner_types.ts";
+import type { BoundedText, CommandResult, OutputDelta, RunCommandOptions } from "./runner_types.ts";
 import type { ExecRunResult } from "./exec_run.ts";
 import { ScratchCopy } from "./scratch.ts";
 import { openDirIn, type ScratchOwner } from "./scratch_fs.ts";
@@ -172,7 +173,7 @@ export class RunExec {
       callId,
       seq: ++this.#seq,
       kind: "command",
-      body: canonicalJson(record),
+      body: recordBody(record),
       diffs: set.diffs,
       now: (this.#o.now ?? Date.now)(),
     });
@@ -358,6 +359,27 @@ function scratchIdentity(root: number, path: string) {
 function lstatIdentity(dirfd: number, name: string) {
   const s = lstatIn(dirfd, name);
   return s.ok ? identityOf(s.st) : null;
+}
+
+/**
+ * The stored record as JSON within EXEC_RECORD_MAX_BYTES. The runner keeps ≤ 64 KiB per
+ * stream, but JSON escaping can grow control-heavy output up to six times; then the kept
+ * output is cut to its tail (fixed marker) until the record fits, never the other fields.
+ */
+export function recordBody(
+  record: { stdout: BoundedText; stderr: BoundedText } & Record<string, unknown>,
+): string {
+  let body = canonicalJson(record);
+  let max = 64 * 1024;
+  while (utf8Bytes(body) > EXEC_RECORD_MAX_BYTES && max > 0) {
+    max = Math.floor(max / 2);
+    body = canonicalJson({
+      ...record,
+      stdout: { ...record.stdout, text: tailOf(record.stdout.text, max), truncated: true },
+      stderr: { ...record.stderr, text: tailOf(record.stderr.text, max), truncated: true },
+    });
+  }
+  return body;
 }
 
 /** The change set as the operator's record and the routes carry it (no diff text). */
