@@ -31,6 +31,8 @@ export interface ComposerProps {
   modelId: string | null;
   compactNext: boolean;
   models: ModelProfile[];
+  /** The Agent's own default model, which a Turn without a choice uses [MB-14]. */
+  agentDefaultModel?: string | null;
   projection: ContextProjection | null;
   commands: CommandDescriptor[];
   commandResult: CommandResult | null;
@@ -50,7 +52,8 @@ export interface ComposerProps {
   onDismissResult(): void;
 }
 
-function defaultLabel(models: ModelProfile[]): string {
+function defaultLabel(models: ModelProfile[], agentDefault: string | null): string {
+  if (agentDefault) return `${agentDefault} (Agent default)`;
   const d = models.find((m) => m.isDefault) ?? models[0];
   return d ? `${d.id} (default)` : "Default model";
 }
@@ -193,7 +196,7 @@ export function Composer(p: ComposerProps) {
               <span class="sr-only">Model for this conversation</span>
               <select class="select" data-testid="model-picker" value=${p.modelId ?? ""}
                 onChange=${(e: Event) => p.onModel((e.target as HTMLSelectElement).value || null)}>
-                <option value="">${defaultLabel(p.models)}</option>
+                <option value="">${defaultLabel(p.models, p.agentDefaultModel ?? null)}</option>
                 ${pickable(p.models).map((m) =>
                   html`<option value=${m.id} disabled=${!m.available}>${modelLabel(m)}</option>`
                 )}

@@ -333,6 +333,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
             modelId: prefs.modelId,
             compactNext: prefs.compactNext,
             models: model.models,
+            agentDefaultModel: agent?.defaultModelId ?? null,
             commands,
             commandResult: commandResult?.scope === draftKey ? commandResult.result : null,
             permissions: approvals.pending,

@@ -96,6 +96,11 @@ Deno.test("the Models view pulls with a progress bar, the picker switches the mo
           async (u) => (await (await fetch(u)).json()).agent.reasoning === false,
           agentUrl,
         );
+        // The composer says which model a Turn without a choice will use.
+        await page.waitForFunction(() =>
+          document.querySelector("[data-testid=model-picker] option")?.textContent ===
+            "gemma3:1b (Agent default)"
+        );
         await page.selectOption("[data-testid=agent-default-model-select]", "");
         await page.click("[data-testid=agent-reasoning-toggle]");
         await page.waitForFunction(async (u) => {
