@@ -39,6 +39,14 @@ export const REQUEST_BODY_TIMEOUT_MS = 5 * 1000;
 export const MAX_CONNECTIONS_PER_PEER = 32;
 /** Longest pause of the guard's accept loop after an accept error (doubling from 10 ms) [GW-1]. */
 export const ACCEPT_BACKOFF_MAX_MS = 1000;
+/** First pause of the guard's accept loop after an accept error [GW-1]. */
+export const ACCEPT_BACKOFF_MIN_MS = 10;
+/** A closed connection's server side may take this long to close before the guard cuts it [GW-1]. */
+export const GUARD_UPSTREAM_CLOSE_WAIT_MS = 2000;
+/** Before a fixed 400/408/431 answer, the server's last bytes are awaited at most this long [GW-1]. */
+export const GUARD_ANSWER_WAIT_MS = 1000;
+/** A chunk-size line (with extensions) of a chunked request body [GW-1]. */
+export const CHUNK_LINE_MAX_BYTES = 1024;
 /**
  * Descriptors the connection guard always leaves free for the rest of the server: a connection is
  * admitted only while 3 + this many are free, and dials the server only while 2 + half of it are

@@ -40,7 +40,10 @@
 import { errorBody, type ErrorCode } from "../errors.ts";
 import {
   ACCEPT_BACKOFF_MAX_MS,
+  ACCEPT_BACKOFF_MIN_MS,
   CONNECTION_FD_RESERVE,
+  GUARD_ANSWER_WAIT_MS,
+  GUARD_UPSTREAM_CLOSE_WAIT_MS,
   KEEP_ALIVE_MS,
   MAX_CONCURRENT_CONNECTIONS,
   MAX_CONNECTIONS_PER_PEER,
@@ -118,9 +121,6 @@ interface Entry {
   refuse(code: ErrorCode | null): void;
   close(): void;
 }
-
-/** How long a closed connection's server side may take to close before the relay is cut. */
-const UPSTREAM_CLOSE_WAIT_MS = 2000;
 
 /** A fixed error answer with the usual headers; the connection closes after it. */
 function fixedResponse(code: ErrorCode, status: string): Uint8Array {
@@ -281,7 +281,7 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
       // counted until it has (bounded), so churn cannot pile up server sockets.
       entry.endUpstream();
       if (cutting) closeQuietly(upstream);
-      else force = setTimeout(() => closeQuietly(upstream!), UPSTREAM_CLOSE_WAIT_MS);
+      else force = setTimeout(() => closeQuietly(upstream!), GUARD_UPSTREAM_CLOSE_WAIT_MS);
     };
     entry.refuse = (code) => {
       if (entry.closed || answering) return;
@@ -295,7 +295,10 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
       entry.endUpstream();
       let timer: ReturnType<typeof setTimeout> | undefined;
       const before = upDone ?? Promise.resolve();
-      const bounded = Promise.race([before, new Promise((r) => (timer = setTimeout(r, 1000)))]);
+      const bounded = Promise.race([
+        before,
+        new Promise((r) => (timer = setTimeout(r, GUARD_ANSWER_WAIT_MS))),
+      ]);
       answering = bounded.then(() => entry.closed ? undefined : writeAll(client, answer)).catch(
         (err) => {
           if (!isDisconnect(err)) throw err;
@@ -445,7 +448,7 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
         if (backoff === 0) {
           opts.log.warn("http.guard_accept", { kind: err instanceof Error ? err.name : "" });
         }
-        backoff = Math.min(ACCEPT_BACKOFF_MAX_MS, Math.max(10, backoff * 2));
+        backoff = Math.min(ACCEPT_BACKOFF_MAX_MS, Math.max(ACCEPT_BACKOFF_MIN_MS, backoff * 2));
         await new Promise((r) => setTimeout(r, backoff));
         continue;
       }

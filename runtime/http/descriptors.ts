@@ -23,6 +23,14 @@ const PROC_FD = cstr("/proc/self/fd");
 
 /** Free descriptors below the soft limit; 0 when none can be opened; null when unknown. */
 export function freeDescriptors(): number | null {
+  try {
+    return count();
+  } catch {
+    return null; // no FFI permission or no libc: unknown, never fatal to the caller
+  }
+}
+
+function count(): number | null {
   const old = new Uint8Array(16);
   if (syscall("prlimit64", 0, RLIMIT_NOFILE, null, old).ret !== 0n) return null;
   const soft = new DataView(old.buffer).getBigUint64(0, true);

@@ -19,7 +19,7 @@
  * MAX_REQUEST_HEAD_BYTES refuses with 431; prior-knowledge HTTP/2 ("PRI ")
  * is refused as soon as its first four bytes arrive.
  */
-import { MAX_REQUEST_HEAD_BYTES } from "../limits.ts";
+import { CHUNK_LINE_MAX_BYTES, MAX_REQUEST_HEAD_BYTES } from "../limits.ts";
 
 /** The header the guard adds to every request it relays (lower-case). */
 export const GUARD_TOKEN_HEADER = "x-agent-builder-conn";
@@ -40,8 +40,6 @@ const TCHAR = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]";
 const REQUEST_LINE = new RegExp(`^(${TCHAR}+) ([\\x21-\\x7e]+) HTTP/1\\.([01])$`);
 const HEADER_LINE = new RegExp(`^(${TCHAR}+):[\\t ]*([\\t\\x20-\\x7e\\x80-\\xff]*?)[\\t ]*$`);
 const CHUNK_LINE = /^([0-9A-Fa-f]{1,15})(;[\t\x20-\x7e\x80-\xff]*)?$/;
-/** A chunk-size line (with extensions) longer than this refuses. */
-const CHUNK_LINE_MAX = 1024;
 const H2_START = "PRI ";
 
 /** Bytes as code points 0–255 (TextDecoder's "latin1" is windows-1252, which remaps 0x80–0x9F). */
@@ -224,7 +222,7 @@ export class RequestFramer {
       case "trailer": {
         const nl = chunk.indexOf(LF, i);
         const end = nl < 0 ? chunk.length : nl + 1;
-        const limit = this.#body === "size" ? CHUNK_LINE_MAX : MAX_REQUEST_HEAD_BYTES;
+        const limit = this.#body === "size" ? CHUNK_LINE_MAX_BYTES : MAX_REQUEST_HEAD_BYTES;
         if (!this.#append(chunk.subarray(i, end), limit)) {
           return this.#body === "size" ? "bad_request" : "headers_too_large";
         }

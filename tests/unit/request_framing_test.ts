@@ -1,6 +1,6 @@
 /** The guard's request framer [GW-1]: boundaries, token stamping, and every refusal. */
 import { GUARD_TOKEN_HEADER, RequestFramer } from "../../runtime/http/request_framing.ts";
-import { MAX_REQUEST_HEAD_BYTES } from "../../runtime/limits.ts";
+import { CHUNK_LINE_MAX_BYTES, MAX_REQUEST_HEAD_BYTES } from "../../runtime/limits.ts";
 import { assertEquals } from "../helpers/assert.ts";
 
 const TOKEN = `${GUARD_TOKEN_HEADER}: t0k3n\r\n`;
@@ -136,4 +136,16 @@ Deno.test("after a refusal every later push is refused too", () => {
   const f = new RequestFramer(TOKEN);
   assertEquals(f.push(enc.encode("GET / HTTP/1.1\nx: y\r\n\r\n")).error, "bad_request");
   assertEquals(f.push(enc.encode(GET)), { forward: [], error: "bad_request" });
+});
+
+Deno.test("a chunk-size line of CHUNK_LINE_MAX_BYTES (CRLF included) passes; one byte more refuses", () => {
+  const head = "POST /x HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n";
+  const line = (n: number) => "5;" + "x".repeat(n - 4) + "\r\n";
+  assertEquals(line(CHUNK_LINE_MAX_BYTES).length, CHUNK_LINE_MAX_BYTES);
+  assertEquals(feed(head + line(CHUNK_LINE_MAX_BYTES) + "hello\r\n0\r\n\r\n").error, null);
+  assertEquals(
+    feed(head + line(CHUNK_LINE_MAX_BYTES + 1) + "hello\r\n0\r\n\r\n").error,
+    "bad_request",
+  );
+  assertEquals(feed(head + line(CHUNK_LINE_MAX_BYTES + 1), 7).error, "bad_request");
 });
