@@ -38,6 +38,8 @@ import { runRoutes } from "./http/run_routes.ts";
 import { changeRoutes } from "./http/change_routes.ts";
 import { workspaceRoutes } from "./http/workspace_routes.ts";
 import { runCommand } from "./exec/runner.ts";
+import { createExtensionService, type ExtensionService } from "./extensions/service.ts";
+import { extensionRoutes } from "./http/extension_routes.ts";
 import { runBoundedBash, runRuntimeCompile } from "./exec/exec_run.ts";
 import { createRunQueries } from "./runs/run_queries.ts";
 import { createRunService, type RunService } from "./runs/run_service.ts";
@@ -54,6 +56,8 @@ export interface AppOptions {
   runTestHooks?: RunTestHooks;
   /** `--model` (repeatable), `--default-model`, `--max-window` [MB-10]. */
   catalog?: Omit<CatalogOptions, "ollamaUrl" | "timeouts">;
+  /** `--mcp NAME=URL` servers and `--mcp-allow-ip` literals [LC-5]. @default none */
+  extensions?: { cli: { name: string; url: string }[]; allowIps: string[] };
 }
 
 export interface App {
@@ -70,6 +74,8 @@ export interface App {
   runs: RunService;
   /** Model pulls [MB-13]: cancelled on shutdown before the HTTP server drains. */
   pulls: PullManager;
+  /** MCP servers and per-Agent enablement [LC-5]. */
+  extensions: ExtensionService;
   routes: Route[];
   /** Stops background work and closes databases. */
   close(): Promise<void>;
@@ -109,6 +115,13 @@ export function createApp(opts: AppOptions): App {
     rediscover: () => model.refresh(),
     log: opts.log,
   });
+  const extensions = createExtensionService({
+    registryDb,
+    allowIps: opts.extensions?.allowIps ?? [],
+    cli: opts.extensions?.cli ?? [],
+    log: opts.log,
+  });
+  extensions.start();
   const runs = createRunService({
     home: opts.home,
     agents,
@@ -134,6 +147,7 @@ export function createApp(opts: AppOptions): App {
     ...runRoutes({ runs, queries: runQueries }),
     ...changeRoutes({ stateDb: (id) => runs.read.stateDb(id) }),
     ...workspaceRoutes({ agents, home: opts.home }),
+    ...extensionRoutes({ extensions, agents }),
   ];
   // Slash commands [SC-1]: read-only ports plus cancel; never a Turn or a model call.
   const commandPorts = createCommandPorts({
@@ -153,6 +167,7 @@ export function createApp(opts: AppOptions): App {
     model,
     runs,
     pulls,
+    extensions,
     routes: withSystemAgentAliases(routes),
     async close() {
       await runs.shutdown();

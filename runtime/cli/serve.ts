@@ -7,7 +7,9 @@ import { type AppOptions, createApp } from "../app.ts";
 import { AppError } from "../errors.ts";
 import { resolveHome } from "../home.ts";
 import { acquireInstanceLock } from "../instance.ts";
-import { DEFAULT_HOST, DEFAULT_OLLAMA_URL, DEFAULT_PORT } from "../limits.ts";
+import { DEFAULT_HOST, DEFAULT_OLLAMA_URL, DEFAULT_PORT, MCP_SERVERS_MAX } from "../limits.ts";
+import { parseMcpFlag } from "../extensions/service.ts";
+import { parseAllowIp } from "../extensions/net_rules.ts";
 import { createFileLogger } from "../log.ts";
 import { ensurePrivateDir } from "../path_safety.ts";
 import { startServer } from "../http/server.ts";
@@ -37,9 +39,41 @@ export function takeRepeated(
   return { values, rest };
 }
 
+/** `--mcp` and `--mcp-allow-ip` values, checked before anything opens (exit 2). */
+export function parseExtensionFlags(
+  mcp: readonly string[],
+  allow: readonly string[],
+): { cli: { name: string; url: string }[]; allowIps: string[] } {
+  const allowIps: string[] = [];
+  for (const v of allow) {
+    const ip = parseAllowIp(v);
+    if (ip === null) throw new UsageError(`--mcp-allow-ip needs an exact IP literal, not ${v}`);
+    allowIps.push(ip);
+  }
+  if (mcp.length > MCP_SERVERS_MAX) {
+    throw new UsageError(`at most ${MCP_SERVERS_MAX} --mcp servers`);
+  }
+  const cli: { name: string; url: string }[] = [];
+  for (const v of mcp) {
+    let c;
+    try {
+      c = parseMcpFlag(v, allowIps);
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    if (cli.some((x) => x.name === c.name)) throw new UsageError(`--mcp ${c.name} given twice`);
+    cli.push(c);
+  }
+  return { cli, allowIps };
+}
+
 export async function serveCommand(argv: string[], hooks: ServeHooks = {}): Promise<number> {
   // `--model` is repeatable (≤ 32, the catalog in this order) [MB-10]; the rest are single flags.
-  const { values: models, rest } = takeRepeated(argv, "model");
+  const { values: models, rest: rest0 } = takeRepeated(argv, "model");
+  // Extensions [LC-5]: `--mcp NAME=URL` (repeatable, ≤ 8), `--mcp-allow-ip ADDR` (repeatable).
+  const { values: allowRaw, rest: rest1 } = takeRepeated(rest0, "mcp-allow-ip");
+  const { values: mcpRaw, rest } = takeRepeated(rest1, "mcp");
+  const extensions = parseExtensionFlags(mcpRaw, allowRaw);
   const a = parseArgs(rest, {
     flags: ["host", "port", "home", "ollama", "default-model", "max-window", "runner-user"],
   });
@@ -90,7 +124,7 @@ export async function serveCommand(argv: string[], hooks: ServeHooks = {}): Prom
   }
   ensurePrivateDir(home.root, ".runtime/control-plane");
   const log = createFileLogger({ path: `${home.root}/.runtime/control-plane/server.log` });
-  const app = createApp({ home, log, ollamaUrl, catalog, ...hooks });
+  const app = createApp({ home, log, ollamaUrl, catalog, extensions, ...hooks });
   reloadToken = () => app.gateway.reloadToken();
   const server = await startServer({
     hostname: host,

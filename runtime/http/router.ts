@@ -28,7 +28,7 @@ export interface RouteContext<Body = unknown> {
 }
 
 export interface Route<Body = any> {
-  method: "GET" | "POST" | "PATCH" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Path with `:name` segments, e.g. `/api/agents/:agent/sessions/:conv`. */
   path: string;
   auth: AuthLevel;
