@@ -102,7 +102,7 @@ const check = (step: string, r: { ret: bigint; errno: number }): StepResult =>
 /** `agent-builder runner …` (internal). Returns the exit code. */
 export async function runnerCommand(argv: string[]): Promise<number> {
   const a = parseArgs(argv, {
-    flags: ["scratch", "tmp", "parent", "deno-dir", "uid", "gid", "pidns"],
+    flags: ["scratch", "tmp", "parent", "deno-dir", "uid", "gid", "pidns", "stage1"],
     switches: ["stage2", "read-only-scratch"],
   });
   const scratch = a.flags["scratch"];
@@ -127,7 +127,7 @@ export async function runnerCommand(argv: string[]): Promise<number> {
   }
   const nnp = syscall("prctl", 39, 0, 0, 0, 0);
   if (nnp.ret !== 1n) return reportFailure("not_from_stage1", 0);
-  const r = stage2Confine(parent);
+  const r = stage2Confine(Number(a.flags["stage1"]));
   if (!r.ok) return reportFailure(r.step, r.errno);
   return await stage2Serve({
     scratch,
@@ -224,6 +224,8 @@ function stage1(o: Stage1Options): Stage1Result {
     tmp,
     "--parent",
     String(o.parent),
+    "--stage1",
+    String(Number(syscall("getpid").ret)),
     "--pidns",
     pidns ? "1" : "0",
     ...(o.denoDir ? ["--deno-dir", o.denoDir] : []),
@@ -307,6 +309,22 @@ function isolateMounts(scratch: string, tmp: string, readOnly: boolean): StepRes
           )
           : { ok: true },
       () => bind("bind_tmp", t.ret, RUNNER_TMP_MOUNT),
+      // A /proc of our own that shows a process only to whoever may inspect it
+      // (ptrace read access): the command sees its own processes, never the
+      // host's, the server's, Workers (not dumpable) or other runners
+      // (Landlock's ptrace scope).
+      () =>
+        check(
+          "mount_proc",
+          syscall(
+            "mount",
+            cstr("proc"),
+            cstr("/proc"),
+            cstr("proc"),
+            MS_NOSUID | MS_NODEV | MS_NOEXEC,
+            cstr("hidepid=invisible"),
+          ),
+        ),
     ];
     for (const step of steps) {
       const r = step();
@@ -319,7 +337,7 @@ function isolateMounts(scratch: string, tmp: string, readOnly: boolean): StepRes
   }
 }
 
-function stage2Confine(server: number): StepResult {
+function stage2Confine(stage1: number): StepResult {
   const seq: Array<() => StepResult> = [
     // Its own session and group (it was spawned, not exec'd, by stage 1).
     () => PRODUCTION_STEPS.newSession(),
@@ -327,7 +345,7 @@ function stage2Confine(server: number): StepResult {
     // aimed at stage 1, and make sure stage 1 (whose parent is the server)
     // is still there. With stage 2 gone, the PID namespace goes too.
     () => check("pdeathsig", syscall("prctl", 1, /* PR_SET_PDEATHSIG */ SIGKILL, 0, 0, 0)),
-    () => stage1StillServing(server),
+    () => stage1StillServing(stage1),
     () => PRODUCTION_STEPS.nonDumpable(),
     () => check("subreaper", syscall("prctl", PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)),
     () => PRODUCTION_STEPS.warmUpSignals(),
@@ -347,18 +365,17 @@ function stage2Confine(server: number): StepResult {
 }
 
 /**
- * The parent (stage 1) must still exist and still be the server's child. In
- * a PID namespace getppid() is 0 (the parent is outside), so this reads the
- * host's view from /proc, which stage 2 can read before Landlock matters
- * (it already applies; /proc is in the runner's ruleset).
+ * Stage 1 must still be our parent: it checked, after arming its own
+ * parent-death signal, that the server is its parent, so while it lives the
+ * server does. If it died before our prctl, we were re-parented and PPid
+ * (the host's view; getppid() is 0 inside the PID namespace) differs.
  */
-function stage1StillServing(server: number): StepResult {
+function stage1StillServing(stage1: number): StepResult {
   const self = readProcText("/proc/self/status") ?? "";
   const ppid = Number(/\nPPid:\s+(\d+)/.exec(self)?.[1] ?? 0);
-  if (ppid <= 1) return fail("parent_gone", 0);
-  const parent = readProcText(`/proc/${ppid}/status`) ?? "";
-  const grand = Number(/\nPPid:\s+(\d+)/.exec(parent)?.[1] ?? 0);
-  return grand === server ? { ok: true } : fail("parent_gone", 0);
+  return Number.isInteger(stage1) && stage1 > 1 && ppid === stage1
+    ? { ok: true }
+    : fail("parent_gone", 0);
 }
 
 function reportFailure(step: string, errno: number): number {

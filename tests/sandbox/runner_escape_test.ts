@@ -144,6 +144,9 @@ Deno.test("a command in the runner fails every escape attempt with the exact err
       mmap_private_anonymous_5gib: ENOMEM, // RLIMIT_DATA 4 GiB
       memfd_create: EPERM,
       open_dev_zero: EACCES,
+      proc_server_visible: ENOENT, // hidepid=invisible: the host's processes are not listed
+      proc_init_visible: ENOENT,
+      proc_only_own_processes: 0,
       status_Uid: `${NOBODY}\t${NOBODY}\t${NOBODY}\t${NOBODY}`,
       status_Gid: `${NOBODY}\t${NOBODY}\t${NOBODY}\t${NOBODY}`,
       status_Groups: "",

@@ -205,6 +205,11 @@ async function escapes(p: ProbeArgs): Promise<Record<string, number | string>> {
   r.mmap_private_anonymous_5gib = sys("mmap", 0, 5 * GiB, 3, 0x02 | 0x20, -1, 0);
   r.memfd_create = sys("memfd_create", cstr("x"), 0);
   r.open_dev_zero = open("/dev/zero", O_RDONLY);
+  // The runner's /proc (hidepid=invisible) shows only what the command may inspect.
+  r.proc_server_visible = open(`/proc/${p.server_pid}/status`, O_RDONLY);
+  r.proc_init_visible = open("/proc/1/cmdline", O_RDONLY);
+  const visible = [...Deno.readDirSync("/proc")].filter((e) => /^\d+$/.test(e.name)).length;
+  r.proc_only_own_processes = visible <= 4 ? 0 : visible;
   const status = Deno.readTextFileSync("/proc/self/status");
   for (
     const f of [
