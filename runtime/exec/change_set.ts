@@ -18,7 +18,8 @@
  *   CHANGE_SET_DIFFS_TOTAL_MAX_BYTES per set; other files are "binary" or
  *   "too large" and are compared and applied by digest;
  * - symlinks, FIFOs and the like a command made are never applied: they are
- *   counted in `left_out`.
+ *   counted in `left_out`; the command's own DENO_DIR (`.deno` at the root)
+ *   is a cache and not part of the change set unless the workspace has one.
  */
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import { listDir } from "../../linuxfs/dirents.ts";
@@ -77,6 +78,12 @@ export interface ChangeSet {
   /** Unified diffs by path (text files only). */
   diffs: Map<string, string>;
 }
+
+/**
+ * The command's DENO_DIR at the scratch root (runner.ts sets `DENO_DIR=$HOME/.deno`): a
+ * cache, not a change — left out of change sets unless the workspace itself has one.
+ */
+export const COMMAND_DENO_DIR = ".deno";
 
 /** Walk bound for the scratch (a command may add entries): twice the copy bound. */
 const WALK_ENTRIES_MAX = 2 * SCRATCH_ENTRIES_MAX;
@@ -183,6 +190,7 @@ function walk(c: Collect, dirfd: number, prefix: string[], depth: number): boole
   const names = l.entries.map((e) => e.name).sort();
   for (const name of names) {
     if (isReservedName(name)) continue;
+    if (depth === 0 && name === COMMAND_DENO_DIR && !c.scratch.base.dirs.has(name)) continue;
     const path = [...prefix, name].join("/");
     const st = lstatIn(dirfd, name);
     if (!st.ok) continue;

@@ -140,6 +140,34 @@ Deno.test("exec/command and exec/apply through a real Run", async (t) => {
     );
 
     await t.step(
+      "deno fmt, the product's own runtime, formats a file on the scratch copy",
+      async () => {
+        Deno.writeTextFileSync(`${workspace(h)}/fmt_me.ts`, "const  x={a:1}\n", { mode: 0o600 });
+        const conv = await newConversation(h);
+        h.ollama.enqueue(
+          scenarios.toolCall([{
+            name: "exec__command",
+            arguments: { argv: ["deno", "fmt", "fmt_me.ts"], timeout_s: 60 },
+          }]),
+          scenarios.toolCall([{ name: "exec__apply", arguments: { paths: ["fmt_me.ts"] } }]),
+          scenarios.text("Formatted."),
+        );
+        const r = await submit(h, conv, "deno fmt fmt_me.ts");
+        const runId = r.body.run_id;
+        await approve(h, (await nextPermission(h, runId, 0)).permission_id);
+        const ask = await nextPermission(h, runId, 1);
+        assert(ask.preview.includes("+const x = { a: 1 };"), ask.preview);
+        await approve(h, ask.permission_id);
+        const frames = await finished(h, runId);
+        assertEquals(frames.at(-1)!.event, "run.completed");
+        const cmd = JSON.parse(completed(frames, "call-1").result);
+        assertEquals([cmd.outcome, cmd.exit_code], ["exited", 0]);
+        assertEquals(cmd.changes.paths, ["M fmt_me.ts"]);
+        assertEquals(Deno.readTextFileSync(`${workspace(h)}/fmt_me.ts`), "const x = { a: 1 };\n");
+      },
+    );
+
+    await t.step(
       "a file edited in the workspace between command and apply is refused workspace_changed",
       async () => {
         Deno.writeTextFileSync(`${workspace(h)}/a.txt`, "x=1\n", { mode: 0o600 });

@@ -182,3 +182,22 @@ Deno.test("a change set lists at most 256 paths and says it is truncated beyond"
     t.cleanup();
   }
 });
+
+Deno.test("the command's DENO_DIR cache is not a change unless the workspace has one", () => {
+  const t = setup();
+  try {
+    assert(t.scratch.sync().ok);
+    Deno.mkdirSync(`${t.scratch.dir}/.deno/deps`, { recursive: true });
+    Deno.writeTextFileSync(`${t.scratch.dir}/.deno/deps/cache`, "c\n");
+    Deno.writeTextFileSync(`${t.scratch.dir}/real.ts`, "x\n");
+    assertEquals(changes(t).entries.map((e) => e.path), ["real.ts"]);
+    t.scratch.removeSync();
+    Deno.mkdirSync(`${t.ws}/.deno`);
+    Deno.writeTextFileSync(`${t.ws}/.deno/kept.txt`, "k\n");
+    assert(t.scratch.sync().ok);
+    Deno.writeTextFileSync(`${t.scratch.dir}/.deno/kept.txt`, "k2\n");
+    assertEquals(changes(t).entries.map((e) => e.path), [".deno/kept.txt"]);
+  } finally {
+    t.cleanup();
+  }
+});
