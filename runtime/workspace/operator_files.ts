@@ -7,7 +7,8 @@
  * path component descriptor-anchored exactly as the file tools do
  * (linuxfs/fs_anchor.ts — no symlinks, owner and mode checks, no escape from
  * the root); a listing shows at most WORKSPACE_BROWSE_ENTRIES_MAX entries and
- * hides the reserved write-temp names; a file is read whole up to
+ * hides the reserved write-temp names and shows names with control and bidi
+ * characters escaped (runtime/display_name.ts); a file is read whole up to
  * READ_FILE_MAX_BYTES. The instruction edit goes through file/write's own
  * planner and committer (runtime/tools/file_write.ts, mutation_commit.ts):
  * the operator's read of the file is the receipt, the edit is refused with
@@ -15,6 +16,7 @@
  * and `dry_run` returns the exact diff the commit would write.
  */
 import { captureFile } from "../../linuxfs/file_capture.ts";
+import { escapeName } from "../display_name.ts";
 import { DT_DIR, listDir } from "../../linuxfs/dirents.ts";
 import { type Fail, openDirChain, openWorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import { closeFd } from "../../sandbox/libc.ts";
@@ -70,14 +72,14 @@ export function listWorkspaceDir(workspaceDir: string, path: string): BrowseResu
       const s = fileStat(o.root, { path: rel });
       if (!s.ok) {
         return {
-          name: e.name,
+          name: escapeName(e.name),
           kind: e.type === DT_DIR ? "other" : "other",
           size: null,
           modified_ms: null,
         };
       }
       return {
-        name: e.name,
+        name: escapeName(e.name),
         kind: s.kind,
         size: s.kind === "file" ? s.size : null,
         modified_ms: nsToMs(s.identity.mtime_ns),
