@@ -215,3 +215,76 @@ Deno.test("the tool scenarios call tools by their wire names", () => {
     assert(names.length > 0 && names.every((n) => /^[a-z]+__[a-z_]+$/.test(n)), names.join());
   }
 });
+
+Deno.test("deno task fake-ollama --fleet serves several models and pulls with progress, an error line, and delete", async () => {
+  const child = new Deno.Command(DENO, {
+    args: [
+      "run",
+      "--config",
+      `${REPO}/deno.json`,
+      "--allow-net",
+      "--allow-read",
+      `${REPO}/tools/fake_ollama/main.ts`,
+      "--port",
+      "0",
+      "--fleet",
+    ],
+    stdout: "piped",
+    stderr: "piped",
+    env: { DENO_NO_UPDATE_CHECK: "1" },
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    let out = "";
+    while (!/listening on (http:\/\/127\.0\.0\.1:\d+)/.test(out)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`exited: ${out}`);
+      out += value;
+    }
+    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1];
+    const tags = await (await fetch(`${url}/api/tags`)).json();
+    assertEquals(tags.models.map((m: any) => m.name).sort(), [
+      "deepseek-r1:1.5b",
+      "gemma3:1b",
+      "llama3.2:3b",
+      "nomic-embed-text:latest",
+      "qwen3.5:2b",
+    ]);
+    const show = await (await fetch(`${url}/api/show`, {
+      method: "POST",
+      body: JSON.stringify({ model: "gemma3:1b" }),
+    })).json();
+    assertEquals([show.capabilities, show.model_info["gemma3.context_length"]], [
+      ["completion"],
+      8192,
+    ]);
+    const lines = async (name: string) =>
+      (await (await fetch(`${url}/api/pull`, {
+        method: "POST",
+        body: JSON.stringify({ model: name }),
+      })).text()).trim().split("\n").map((l) => JSON.parse(l));
+    const broken = await lines("broken:1b");
+    assertEquals(broken.at(-1), { error: "max retries exceeded: unexpected EOF" });
+    assert(broken.some((l) => l.total > 0 && l.completed > 0));
+    const ok = await lines("phi4-mini:3.8b");
+    assertEquals(ok.at(-1), { status: "success" });
+    const del = await fetch(`${url}/api/delete`, {
+      method: "DELETE",
+      body: JSON.stringify({ model: "phi4-mini:3.8b" }),
+    });
+    await del.body?.cancel();
+    assertEquals(del.status, 200);
+    const again = await fetch(`${url}/api/delete`, {
+      method: "DELETE",
+      body: JSON.stringify({ model: "phi4-mini:3.8b" }),
+    });
+    await again.body?.cancel();
+    assertEquals(again.status, 404);
+  } finally {
+    child.kill("SIGTERM");
+    const status = await child.status;
+    assertEquals(status.code, 0);
+    await reader.cancel();
+    await child.stderr.cancel();
+  }
+});
