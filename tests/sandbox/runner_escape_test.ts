@@ -345,3 +345,29 @@ function cgroupExists(path: string): boolean {
     return false;
   }
 }
+
+Deno.test("a real toolchain runs in the runner: `deno test` of a small project reports its failing test", async () => {
+  const d = makeDirs();
+  try {
+    Deno.writeTextFileSync(
+      `${d.scratch}/math_test.ts`,
+      [
+        'import { add } from "./math.ts";',
+        'Deno.test("adds", () => { if (add(1, 2) !== 3) throw new Error("add is wrong"); });',
+        'Deno.test("passes", () => {});',
+        "",
+      ].join("\n"),
+    );
+    Deno.writeTextFileSync(
+      `${d.scratch}/math.ts`,
+      "export const add = (a: number, b: number) => a - b;\n",
+    );
+    const r = await run(d, ["deno", "test", "--no-check", "math_test.ts"]);
+    assertEquals([r.outcome, r.exit_code], ["exited", 1]);
+    const out = r.stdout.text + r.stderr.text;
+    assert(out.includes("add is wrong"), out);
+    assert(/1 passed \| 1 failed/.test(out), out);
+  } finally {
+    d.cleanup();
+  }
+});
