@@ -85,6 +85,33 @@ Deno.test("a server killed during a command leaves no runner and no process of t
   }
 });
 
+Deno.test("a runner killed before it reports is outcome_unknown, and nothing of the command is left", async () => {
+  const d = dirs();
+  const t = token();
+  try {
+    const pending = runCommand({
+      argv: ["sh", "-c", `(setsid -f sleep ${t} >/dev/null 2>&1 &); sleep ${t}`],
+      cwd: "",
+      scratchDir: d.scratch,
+      tmpDir: d.tmp,
+      timeoutS: 120,
+      runKey: "unknown",
+    });
+    await until("the command and its daemon", () => processesWith(t).length >= 2);
+    // Stage 2 (the runner that would report) dies without a word. Stage 1
+    // carries the scratch path; stage 2 names stage 1.
+    const stage1 = processesWith(d.scratch);
+    const stage2 = stage1.flatMap((p) => processesWith(`--stage1\0${p}\0`));
+    if (stage2.length === 1) Deno.kill(stage2[0], "SIGKILL");
+    const r = await pending;
+    assertEquals([stage1.length, stage2.length], [1, 1]);
+    assertEquals(r.outcome, "outcome_unknown");
+    assertEquals(processesWith(t), []);
+  } finally {
+    Deno.removeSync(d.base, { recursive: true });
+  }
+});
+
 Deno.test("a cancelled command ends with outcome cancelled and nothing left", async () => {
   const d = dirs();
   const t = token();
