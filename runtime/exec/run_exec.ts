@@ -33,6 +33,8 @@ import { canonicalJson, utf8Bytes } from "../protocol/digest.ts";
 import { domainDigest } from "../tools/text.ts";
 import { identityOf, lstatIn, openWorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import { closeFd } from "../../sandbox/libc.ts";
+import { selfIsRoot } from "../../sandbox/attestation.ts";
+import { resolveSandboxIdentity } from "../../sandbox/identity.ts";
 import { insertExecRecord } from "../store/exec_store.ts";
 import { canonicalPath } from "../tools/path.ts";
 import { applyEntry, type ApplyOutcome } from "./apply.ts";
@@ -62,7 +64,11 @@ export interface RunExecOptions {
   rootDir: string;
   db: DatabaseSync;
   runner: RunnerPort;
-  /** @default null (the runner hands the scratch to its sandbox uid itself) */
+  /**
+   * Owner of what the scratch holds. @default the runner's sandbox uid when the server is
+   * root, else null (the server's own). Created that way, the runner's hand-over finds
+   * nothing to chown, so no ctime moves and an untouched copy is never read back.
+   */
   owner?: ScratchOwner | null;
   /** @default Date.now */
   now?: () => number;
@@ -111,7 +117,7 @@ export class RunExec {
       this.#scratch = new ScratchCopy({
         workspaceDir: this.#o.workspaceDir,
         scratchDir: this.scratchDir,
-        owner: this.#o.owner ?? null,
+        owner: this.#o.owner !== undefined ? this.#o.owner : defaultOwner(),
       });
     }
     const scratch = this.#scratch;
@@ -336,6 +342,10 @@ export class RunExec {
       if (!(err instanceof Deno.errors.NotFound)) throw err;
     });
   }
+}
+
+function defaultOwner(): ScratchOwner | null {
+  return selfIsRoot() ? resolveSandboxIdentity() : null;
 }
 
 function scratchIdentity(root: number, path: string) {

@@ -7,6 +7,10 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { ScratchCopy } from "../../runtime/exec/scratch.ts";
 import { SCRATCH_BYTES_MAX, SCRATCH_ENTRIES_MAX } from "../../runtime/limits.ts";
+import { handOverToSandbox } from "../../runtime/exec/runner.ts";
+import { resolveSandboxIdentity } from "../../sandbox/identity.ts";
+import { AT_SYMLINK_NOFOLLOW, statx } from "../../sandbox/libc.ts";
+import { identityOf, sameIdentity } from "../../linuxfs/fs_anchor.ts";
 
 function setup(dir?: string): { ws: string; scratchDir: string; cleanup(): void } {
   const root = Deno.makeTempDirSync({ prefix: "ab-scratch-", dir });
@@ -205,6 +209,30 @@ Deno.test("a workspace one byte past 512 MiB is refused with the real bound", ()
     const r = s.sync();
     assertEquals(r.ok ? "ok" : r.code, "workspace_too_large");
     assertEquals(exists(t.scratchDir), false);
+  } finally {
+    t.cleanup();
+  }
+});
+
+Deno.test("a copy made for the sandbox uid is left untouched by the runner's hand-over", () => {
+  const t = setup();
+  try {
+    Deno.mkdirSync(`${t.ws}/src`);
+    Deno.writeTextFileSync(`${t.ws}/src/a.ts`, "a\n");
+    Deno.symlinkSync("src/a.ts", `${t.ws}/link`);
+    const owner = root ? resolveSandboxIdentity() : null;
+    const s = new ScratchCopy({ workspaceDir: t.ws, scratchDir: t.scratchDir, owner });
+    assert(s.sync().ok);
+    handOverToSandbox(t.scratchDir);
+    // No chown happened, so no ctime moved: every copy still has its recorded identity
+    // and a change set will not read it back.
+    for (const [path, b] of s.base.files) {
+      const st = statx(-100, `${t.scratchDir}/${path}`, AT_SYMLINK_NOFOLLOW);
+      assert(st.ok);
+      assert(sameIdentity(identityOf(st.st), b.scratch), path);
+      if (root) assertEquals(st.st.uid, owner!.uid);
+    }
+    s.removeSync();
   } finally {
     t.cleanup();
   }
