@@ -17,7 +17,7 @@ import { conversationRoutes } from "./http/conversation_routes.ts";
 import { ensureDefaultInstructionFile } from "./workspace/instruction_file.ts";
 import { sweepStaleWriteTemps } from "./workspace/startup_cleanup.ts";
 import { createGateway, type WebGateway } from "./http/gateway.ts";
-import type { Route } from "./http/router.ts";
+import type { ProductRoute } from "./http/router.ts";
 import { staticRoutes } from "./http/static_routes.ts";
 import { modelHealth, modelRoutes } from "./http/model_routes.ts";
 import { createBroker } from "./model/broker.ts";
@@ -76,7 +76,7 @@ export interface App {
   pulls: PullManager;
   /** MCP servers and per-Agent enablement [LC-5]. */
   extensions: ExtensionService;
-  routes: Route[];
+  routes: ProductRoute[];
   /** Stops background work and closes databases. */
   close(): Promise<void>;
 }
@@ -134,7 +134,7 @@ export function createApp(opts: AppOptions): App {
   // [CV-6] Runs left running by a previous process become interrupted before serving.
   runs.recover();
   const runQueries = createRunQueries(runs);
-  const routes: Route[] = [
+  const routes: ProductRoute[] = [
     ...staticRoutes(modelHealth(model)),
     ...modelRoutes(model, {
       pulls,

@@ -6,6 +6,7 @@ import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import { Icon } from "./Icon.ts";
 import type { Requester } from "./lib/endpoints.ts";
+import { ModelEndpointResponse } from "../runtime/protocol/api.ts";
 
 export interface ModelBannerProps {
   reason: string | null;
@@ -18,10 +19,10 @@ export function ModelBanner({ reason, onRecheck, request }: ModelBannerProps) {
   const [url, setUrl] = useState<string | null>(null);
   useEffect(() => {
     request?.("GET", "/api/models/endpoint").then(
-      (r) =>
-        setUrl(
-          typeof (r as { url?: unknown })?.url === "string" ? (r as { url: string }).url : null,
-        ),
+      (r) => {
+        const p = ModelEndpointResponse.safeParse(r);
+        setUrl(p.success ? p.data.url : null);
+      },
       () => setUrl(null),
     );
   }, [request]);

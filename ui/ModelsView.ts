@@ -8,6 +8,8 @@
 import { html } from "htm/preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { Requester } from "./lib/endpoints.ts";
+import { ModelsResponse, PullStartedResponse } from "../runtime/protocol/api.ts";
+import { parse } from "./lib/types.ts";
 
 interface Entry {
   id: string;
@@ -51,9 +53,9 @@ export interface ModelsViewProps {
   onChanged(): void;
 }
 
+/** The catalog, parsed with the server's schema (runtime/protocol/api.ts). */
 function toEntries(v: unknown): Entry[] {
-  const list = (v as { models?: unknown })?.models;
-  return Array.isArray(list) ? list as Entry[] : [];
+  return parse(ModelsResponse, v, "models").models.map((m) => ({ ...m, reason: m.reason ?? null }));
 }
 
 function code(err: unknown): string {
@@ -133,7 +135,11 @@ export function ModelsView(
     setError(null);
     let id: string;
     try {
-      const r = await request("POST", "/api/models/pull", { name: n }) as { pull_id: string };
+      const r = parse(
+        PullStartedResponse,
+        await request("POST", "/api/models/pull", { name: n }),
+        "pull",
+      );
       id = r.pull_id;
     } catch (err) {
       setError(code(err));

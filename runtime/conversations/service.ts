@@ -8,6 +8,7 @@
  * through the normal Run admission like any other message, so retry can never
  * bypass a fence, a cap or the one-active-Run rule.
  */
+import { DEFAULT_CONVERSATION_TITLE } from "../protocol/api.ts";
 import { escapeName } from "../display_name.ts";
 import { AppError } from "../errors.ts";
 import {
@@ -21,7 +22,8 @@ import type { ConversationRow, TurnRow } from "../store/agent_state_store.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
 import type { CursorCodec } from "./cursor.ts";
 
-export const DEFAULT_CONVERSATION_TITLE = "New conversation";
+// The default title is part of the API contract (the UI shows the same one before the reply).
+export { DEFAULT_CONVERSATION_TITLE };
 
 export interface ConversationView {
   id: string;

@@ -12,7 +12,7 @@
  * Lines are `id:`/`event:`/`data:` with JSON data; no user text ever lands
  * in an `event:` or `id:` field.
  */
-import type { EventEnvelope } from "../protocol/events.ts";
+import { type EventEnvelope, TERMINAL_KINDS } from "../protocol/events.ts";
 import type { RunRow } from "../store/run_store.ts";
 import type { LiveItem, LiveRecord } from "./live_hub.ts";
 
@@ -94,9 +94,7 @@ export function durableStream(view: DurableView, afterSeq: number): Response {
     },
   }));
   for (const e of events) if (e.seq > afterSeq) chunks.push(frame(`d${e.seq}`, e.kind, e));
-  const terminal = events.findLast((e) =>
-    e.kind === "run.completed" || e.kind === "run.failed" || e.kind === "run.cancelled"
-  );
+  const terminal = events.findLast((e) => TERMINAL_KINDS.has(e.kind));
   chunks.push(frame(null, "stream.snapshot", {
     kind: "stream.snapshot",
     payload: {

@@ -17,8 +17,9 @@ import {
   WORKER_TOOL_CALLS_MAX,
 } from "../limits.ts";
 import { isValidId } from "../path_safety.ts";
-import { json } from "./headers.ts";
-import type { Route, RouteContext } from "./router.ts";
+import { AgentResponse, AgentsResponse, DeletedResponse } from "../protocol/api.ts";
+import { reply } from "./reply.ts";
+import type { ProductRoute, Route, RouteContext } from "./router.ts";
 
 /** Display names: trimmed, 1..64 characters, no control/format characters or lone surrogates. */
 export const AgentNameSchema = z.string().trim().min(1).max(AGENT_NAME_MAX_CHARS).regex(
@@ -51,40 +52,44 @@ export interface ModelIdCheck {
 }
 
 /** The `:agent` path parameter; a malformed id is an unknown Agent (404). */
-export function agentParam(ctx: RouteContext<unknown>): string {
+export function agentParam(ctx: Pick<RouteContext, "params">): string {
   const id = ctx.params.agent;
   if (!isValidId(id)) throw new AppError("agent_not_found");
   return id;
 }
 
-export function agentRoutes(deps: { agents: AgentService; models?: ModelIdCheck }): Route[] {
+export function agentRoutes(deps: { agents: AgentService; models?: ModelIdCheck }): ProductRoute[] {
   const { agents } = deps;
   return [
     {
       method: "GET",
       path: "/api/agents",
       auth: "session",
-      handler: () => json({ agents: agents.list() }),
+      response: AgentsResponse,
+      handler: () => reply(AgentsResponse, { agents: agents.list() }),
     },
     {
       method: "POST",
       path: "/api/agents",
       auth: "csrf",
       body: AgentNameBody,
+      response: AgentResponse,
       handler: (ctx: RouteContext<AgentNameBody>) =>
-        json({ agent: agents.create(ctx.body.name) }, 201),
+        reply(AgentResponse, { agent: agents.create(ctx.body.name) }, 201),
     },
     {
       method: "GET",
       path: "/api/agents/:agent",
       auth: "session",
-      handler: (ctx) => json({ agent: agents.get(agentParam(ctx)) }),
+      response: AgentResponse,
+      handler: (ctx) => reply(AgentResponse, { agent: agents.get(agentParam(ctx)) }),
     },
     {
       method: "PATCH",
       path: "/api/agents/:agent",
       auth: "csrf",
       body: AgentPatchBody,
+      response: AgentResponse,
       handler: (ctx: RouteContext<AgentPatchBody>) => {
         const id = agentParam(ctx);
         const m = ctx.body.default_model_id;
@@ -92,24 +97,27 @@ export function agentRoutes(deps: { agents: AgentService; models?: ModelIdCheck 
         if (typeof m === "string" && !(deps.models?.isKnown(m) ?? false)) {
           throw new AppError("model_unknown");
         }
-        return json({ agent: agents.updateSettings(id, ctx.body) });
+        return reply(AgentResponse, { agent: agents.updateSettings(id, ctx.body) });
       },
     },
     {
       method: "DELETE",
       path: "/api/agents/:agent",
       auth: "csrf",
+      response: DeletedResponse,
       handler: async (ctx) => {
         const id = agentParam(ctx);
         await agents.delete(id);
-        return json({ id, deleted: true });
+        return reply(DeletedResponse, { id, deleted: true });
       },
     },
     {
       method: "POST",
       path: "/api/agents/:agent/upgrade",
       auth: "csrf",
-      handler: async (ctx) => json({ agent: await agents.upgrade(agentParam(ctx)) }),
+      response: AgentResponse,
+      handler: async (ctx) =>
+        reply(AgentResponse, { agent: await agents.upgrade(agentParam(ctx)) }),
     },
   ];
 }
@@ -122,8 +130,8 @@ const ALIASED_PREFIXES = ["/api/agents/:agent/sessions", "/api/agents/:agent/run
  * Agent id, under the same auth level and body schema. Call it on the final
  * route table so routes added by other modules are aliased too.
  */
-export function withSystemAgentAliases(routes: readonly Route[]): Route[] {
-  const aliases: Route[] = [];
+export function withSystemAgentAliases<R extends Route>(routes: readonly R[]): R[] {
+  const aliases: R[] = [];
   for (const r of routes) {
     if (!ALIASED_PREFIXES.some((p) => r.path.startsWith(p))) continue;
     const target = r;

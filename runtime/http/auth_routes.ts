@@ -14,44 +14,44 @@ import { z } from "zod";
 import { AppError } from "../errors.ts";
 import { TOKEN_MAX_CHARS } from "../limits.ts";
 import type { WebGateway } from "./gateway.ts";
-import { json } from "./headers.ts";
-import type { Route } from "./router.ts";
+import { LoginResponse, LogoutResponse, SessionResponse } from "../protocol/api.ts";
+import { reply } from "./reply.ts";
+import type { ProductRoute } from "./router.ts";
 
 export const LoginBody = z.object({ token: z.string().min(1).max(TOKEN_MAX_CHARS) }).strict();
 export type LoginBody = z.infer<typeof LoginBody>;
 
-export const LoginResponse = z.object({ csrf_token: z.string() }).strict();
-export const SessionResponse = z.object({ csrf_token: z.string(), expires_at: z.string() })
-  .strict();
-
-export function authRoutes(gateway: WebGateway): Route[] {
-  const login: Route<LoginBody> = {
+export function authRoutes(gateway: WebGateway): ProductRoute[] {
+  const login: ProductRoute & { body: typeof LoginBody } = {
     method: "POST",
     path: "/api/login",
     auth: "origin",
     body: LoginBody,
+    response: LoginResponse,
     handler: ({ body, remote, req }) => {
       const { setCookie, session } = gateway.login(body.token, remote, req);
-      return json({ csrf_token: session.csrf }, 200, { "set-cookie": setCookie });
+      return reply(LoginResponse, { csrf_token: session.csrf }, 200, { "set-cookie": setCookie });
     },
   };
-  const logout: Route = {
+  const logout: ProductRoute = {
     method: "POST",
     path: "/api/logout",
     auth: "csrf",
+    response: LogoutResponse,
     handler: ({ sessionId }) => {
       if (sessionId === null) throw new AppError("unauthorized");
-      return json({ ok: true }, 200, { "set-cookie": gateway.logout(sessionId) });
+      return reply(LogoutResponse, { ok: true }, 200, { "set-cookie": gateway.logout(sessionId) });
     },
   };
-  const session: Route = {
+  const session: ProductRoute = {
     method: "GET",
     path: "/api/session",
     auth: "session",
+    response: SessionResponse,
     handler: ({ sessionId }) => {
       const s = sessionId === null ? null : gateway.session(sessionId);
       if (s === null) throw new AppError("unauthorized");
-      return json({
+      return reply(SessionResponse, {
         csrf_token: s.csrf,
         expires_at: new Date(gateway.expiresAt(s)).toISOString(),
       });

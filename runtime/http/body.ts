@@ -80,3 +80,18 @@ export async function parseJsonBody<T>(req: Request, schema: z.ZodType<T>): Prom
   if (!parsed.success) throw new AppError("schema_violation");
   return parsed.data;
 }
+
+/**
+ * Validates the query parameters against a route's strict schema: every name at
+ * most once (a repeated one is refused, never "first wins"), values as strings.
+ */
+export function parseQuery<T>(url: URL, schema: z.ZodType<T>): T {
+  const raw: Record<string, string> = Object.create(null);
+  for (const [k, v] of url.searchParams) {
+    if (Object.hasOwn(raw, k)) throw new AppError("schema_violation", "repeated query parameter");
+    raw[k] = v;
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new AppError("schema_violation", "query");
+  return parsed.data;
+}

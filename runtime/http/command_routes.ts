@@ -8,8 +8,9 @@ import { z } from "zod";
 import { JSON_BODY_MAX_BYTES } from "../limits.ts";
 import type { CommandService } from "../commands/service.ts";
 import type { CommandPorts } from "../commands/ports.ts";
-import { json } from "./headers.ts";
-import type { Route } from "./router.ts";
+import { CommandResultResponse, CommandsResponse } from "../protocol/api.ts";
+import { reply } from "./reply.ts";
+import type { ProductRoute } from "./router.ts";
 
 export const CommandBody = z.object({
   // The 4096-byte bound is the parser's (command_invalid); the 16 KiB body already caps
@@ -21,15 +22,16 @@ export type CommandBody = z.infer<typeof CommandBody>;
 export function commandRoutes(
   service: CommandService,
   ports: Pick<CommandPorts, "agent">,
-): Route[] {
+): ProductRoute[] {
   return [
     {
       method: "GET",
       path: "/api/agents/:agent/commands",
       auth: "session",
+      response: CommandsResponse,
       handler: async ({ params }) => {
         await ports.agent(params.agent);
-        return json({ commands: service.describe() });
+        return reply(CommandsResponse, { commands: service.describe() });
       },
     },
     {
@@ -37,9 +39,10 @@ export function commandRoutes(
       path: "/api/agents/:agent/sessions/:conv/commands",
       auth: "csrf",
       body: CommandBody,
+      response: CommandResultResponse,
       handler: async ({ params, body }) => {
         const result = await service.execute(params.agent, params.conv, body.input);
-        return json(result);
+        return reply(CommandResultResponse, result);
       },
     },
   ];

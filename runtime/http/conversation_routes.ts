@@ -11,8 +11,16 @@ import { AppError } from "../errors.ts";
 import { CONVERSATION_TITLE_MAX_CHARS, TURN_PAGE_MAX } from "../limits.ts";
 import { isValidId } from "../path_safety.ts";
 import { agentParam } from "./agent_routes.ts";
-import { json } from "./headers.ts";
-import type { Route, RouteContext } from "./router.ts";
+import {
+  BranchResponse,
+  ContinueResponse,
+  ConversationDetailResponse,
+  ConversationResponse,
+  ConversationsResponse,
+  DeletedResponse,
+} from "../protocol/api.ts";
+import { reply } from "./reply.ts";
+import type { ProductRoute, RouteContext } from "./router.ts";
 
 export const ConversationTitleSchema = z.string().trim().min(1).max(
   CONVERSATION_TITLE_MAX_CHARS,
@@ -25,32 +33,22 @@ export type RenameSessionBody = z.infer<typeof RenameSessionBody>;
 export const ContinueBody = z.object({ mode: z.enum(["continue", "branch"]) }).strict();
 export type ContinueBody = z.infer<typeof ContinueBody>;
 
-/** `?before=&limit=`; unknown or repeated parameters are refused. */
+/** `?before=&limit=`; unknown or repeated parameters are refused (the server checks it). */
 export const DetailQuery = z.object({
   before: z.string().optional(),
   limit: z.string().regex(/^[1-9]\d{0,2}$/).transform(Number).pipe(
     z.number().int().min(1).max(TURN_PAGE_MAX),
   ).optional(),
 }).strict();
+export type DetailQuery = z.infer<typeof DetailQuery>;
 
-export function parseDetailQuery(url: URL): z.infer<typeof DetailQuery> {
-  const raw: Record<string, string> = Object.create(null);
-  for (const [k, v] of url.searchParams) {
-    if (Object.hasOwn(raw, k)) throw new AppError("schema_violation", "repeated query parameter");
-    raw[k] = v;
-  }
-  const parsed = DetailQuery.safeParse(raw);
-  if (!parsed.success) throw new AppError("schema_violation", "detail query");
-  return parsed.data;
-}
-
-function convParam(ctx: RouteContext<unknown>): string {
+function convParam(ctx: Pick<RouteContext, "params">): string {
   const id = ctx.params.conv;
   if (!isValidId(id)) throw new AppError("conversation_not_found");
   return id;
 }
 
-export function conversationRoutes(deps: { conversations: ConversationService }): Route[] {
+export function conversationRoutes(deps: { conversations: ConversationService }): ProductRoute[] {
   const cs = deps.conversations;
   const base = "/api/agents/:agent/sessions";
   return [
@@ -58,24 +56,28 @@ export function conversationRoutes(deps: { conversations: ConversationService })
       method: "GET",
       path: base,
       auth: "session",
-      handler: (ctx) => json({ sessions: cs.list(agentParam(ctx)) }),
+      response: ConversationsResponse,
+      handler: (ctx) => reply(ConversationsResponse, { sessions: cs.list(agentParam(ctx)) }),
     },
     {
       method: "POST",
       path: base,
       auth: "csrf",
       body: CreateSessionBody,
+      response: ConversationResponse,
       handler: (ctx: RouteContext<CreateSessionBody>) =>
-        json({ session: cs.create(agentParam(ctx), ctx.body.title) }, 201),
+        reply(ConversationResponse, { session: cs.create(agentParam(ctx), ctx.body.title) }, 201),
     },
     {
       method: "GET",
       path: `${base}/:conv`,
       auth: "session",
-      handler: (ctx) => {
+      query: DetailQuery,
+      response: ConversationDetailResponse,
+      handler: (ctx: RouteContext<unknown, DetailQuery>) => {
         const agent = agentParam(ctx);
         const conv = convParam(ctx);
-        return json(cs.detail(agent, conv, parseDetailQuery(ctx.url)));
+        return reply(ConversationDetailResponse, cs.detail(agent, conv, ctx.query));
       },
     },
     {
@@ -83,18 +85,22 @@ export function conversationRoutes(deps: { conversations: ConversationService })
       path: `${base}/:conv`,
       auth: "csrf",
       body: RenameSessionBody,
+      response: ConversationResponse,
       handler: (ctx: RouteContext<RenameSessionBody>) =>
-        json({ session: cs.rename(agentParam(ctx), convParam(ctx), ctx.body.title) }),
+        reply(ConversationResponse, {
+          session: cs.rename(agentParam(ctx), convParam(ctx), ctx.body.title),
+        }),
     },
     {
       method: "DELETE",
       path: `${base}/:conv`,
       auth: "csrf",
+      response: DeletedResponse,
       handler: (ctx) => {
         const agent = agentParam(ctx);
         const conv = convParam(ctx);
         cs.delete(agent, conv);
-        return json({ id: conv, deleted: true });
+        return reply(DeletedResponse, { id: conv, deleted: true });
       },
     },
     {
@@ -102,11 +108,12 @@ export function conversationRoutes(deps: { conversations: ConversationService })
       path: `${base}/:conv/continue`,
       auth: "csrf",
       body: ContinueBody,
+      response: z.union([BranchResponse, ContinueResponse]),
       handler: (ctx: RouteContext<ContinueBody>) => {
         const agent = agentParam(ctx);
         const conv = convParam(ctx);
-        if (ctx.body.mode === "branch") return json(cs.branch(agent, conv), 201);
-        return json(cs.continueFromHead(agent, conv));
+        if (ctx.body.mode === "branch") return reply(BranchResponse, cs.branch(agent, conv), 201);
+        return reply(ContinueResponse, cs.continueFromHead(agent, conv));
       },
     },
   ];

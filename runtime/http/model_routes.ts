@@ -19,26 +19,18 @@ import type { ModelBroker } from "../model/types.ts";
 import { AppError } from "../errors.ts";
 import { SSE_KEEPALIVE_MS } from "../events/sse.ts";
 import type { PullEvent, PullManager } from "../model/pulls.ts";
-import { json } from "./headers.ts";
-import type { Route, RouteContext } from "./router.ts";
+import {
+  ModelEndpointResponse,
+  ModelsResponse,
+  PullResponse,
+  PullStartedResponse,
+} from "../protocol/api.ts";
+import { reply } from "./reply.ts";
+import type { ProductRoute, RouteContext } from "./router.ts";
 import type { HealthSource } from "./static_routes.ts";
 
-export const PublicModelSchema = z.object({
-  id: z.string(),
-  default: z.boolean(),
-  state: z.enum(["ready", "chat_only", "unsupported", "unavailable"]),
-  available: z.boolean(),
-  reason: z.string().optional(),
-  window: z.number().int().nullable(),
-  budget: z.number().int().nullable(),
-  capabilities: z.array(z.string()),
-  family: z.string().nullable(),
-  parameter_size: z.string().nullable(),
-  quantization: z.string().nullable(),
-}).strict();
-
-export const ModelsResponse = z.object({ models: z.array(PublicModelSchema) }).strict();
-export type ModelsResponse = z.infer<typeof ModelsResponse>;
+// The response schemas (PublicModelSchema, ModelsResponse, pulls) live in
+// runtime/protocol/api.ts, shared with the UI.
 
 /**
  * A model id a request or an Agent may pick [MB-14]: in the grammar and in the
@@ -111,12 +103,13 @@ function pullStream(pulls: PullManager, id: string, signal: AbortSignal): Respon
   return new Response(body, { status: 200, headers: SSE_HEADERS });
 }
 
-export function modelRoutes(broker: ModelBroker, deps?: ModelRouteDeps): Route[] {
-  const catalog = () => json({ models: broker.publicProfiles() } satisfies ModelsResponse);
-  const routes: Route[] = [{
+export function modelRoutes(broker: ModelBroker, deps?: ModelRouteDeps): ProductRoute[] {
+  const catalog = () => reply(ModelsResponse, { models: broker.publicProfiles() });
+  const routes: ProductRoute[] = [{
     method: "GET",
     path: "/api/models",
     auth: "session",
+    response: ModelsResponse,
     handler: () => {
       broker.poke();
       return catalog();
@@ -126,6 +119,7 @@ export function modelRoutes(broker: ModelBroker, deps?: ModelRouteDeps): Route[]
     method: "POST",
     path: "/api/models/refresh",
     auth: "csrf",
+    response: ModelsResponse,
     handler: async () => {
       await broker.refresh();
       return catalog();
@@ -139,38 +133,46 @@ export function modelRoutes(broker: ModelBroker, deps?: ModelRouteDeps): Route[]
     method: "GET",
     path: "/api/models/endpoint",
     auth: "session",
-    handler: () => json({ url: deps.endpointUrl }),
+    response: ModelEndpointResponse,
+    handler: () => reply(ModelEndpointResponse, { url: deps.endpointUrl }),
   }, {
     // [MB-13] one pull at a time; a bare catalog name only.
     method: "POST",
     path: "/api/models/pull",
     auth: "csrf",
     body: PullBody,
-    handler: (ctx: RouteContext<PullBody>) => json(pulls.start(ctx.body.name), 202),
+    response: PullStartedResponse,
+    handler: (ctx: RouteContext<PullBody>) =>
+      reply(PullStartedResponse, pulls.start(ctx.body.name), 202),
   }, {
     method: "GET",
     path: "/api/models/pulls/:pull",
     auth: "session",
+    response: PullResponse,
     handler: (ctx) => {
       const v = pulls.view(ctx.params.pull);
       if (v === null) throw new AppError("pull_not_found");
-      return json({ pull: v });
+      return reply(PullResponse, { pull: v });
     },
   }, {
     method: "GET",
     path: "/api/models/pulls/:pull/events",
     auth: "session",
+    // An event stream: each frame's data is a PullEventSchema (runtime/protocol/api.ts).
+    response: null,
     handler: (ctx) => pullStream(pulls, ctx.params.pull, ctx.signal),
   }, {
     method: "POST",
     path: "/api/models/pulls/:pull/cancel",
     auth: "csrf",
-    handler: (ctx) => json({ pull: pulls.cancel(ctx.params.pull) }),
+    response: PullResponse,
+    handler: (ctx) => reply(PullResponse, { pull: pulls.cancel(ctx.params.pull) }),
   }, {
     // [MB-13] delete on Ollama; 409 while a Run uses the model; the catalog after.
     method: "DELETE",
     path: "/api/models/:model",
     auth: "csrf",
+    response: ModelsResponse,
     handler: async (ctx) => {
       const id = ctx.params.model;
       if (!isModelName(id) || !broker.publicProfiles().some((m) => m.id === id)) {

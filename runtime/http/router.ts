@@ -13,12 +13,14 @@ import type { z } from "zod";
  */
 export type AuthLevel = "none" | "origin" | "session" | "csrf";
 
-export interface RouteContext<Body = unknown> {
+export interface RouteContext<Body = unknown, Query = Readonly<Record<string, string>>> {
   req: Request;
   url: URL;
   params: Readonly<Record<string, string>>;
   /** The validated JSON body when the route declares `body`. */
   body: Body;
+  /** The validated query parameters when the route declares `query` (else empty). */
+  query: Query;
   /** Session id when the route's auth level required one. */
   sessionId: string | null;
   /** Remote address (never a forwarded header [GW-1]). */
@@ -27,15 +29,30 @@ export interface RouteContext<Body = unknown> {
   signal: AbortSignal;
 }
 
-export interface Route<Body = any> {
+export interface Route<Body = any, Query = any> {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Path with `:name` segments, e.g. `/api/agents/:agent/sessions/:conv`. */
   path: string;
   auth: AuthLevel;
   /** Strict zod schema for a JSON body; absent means the route takes no body. */
   body?: z.ZodType<Body>;
-  handler: (ctx: RouteContext<Body>) => Response | Promise<Response>;
+  /**
+   * Strict zod schema for the query parameters (string values, each name at
+   * most once), checked by the server where the body is; a mismatch is 422
+   * `schema_violation`. Absent: the query is not read.
+   */
+  query?: z.ZodType<Query>;
+  /**
+   * The response body's schema (runtime/protocol/api.ts) — handlers answer
+   * through `reply(schema, …)`; null for a body that is not JSON (SSE, UI assets).
+   * Required of every product route (ProductRoute); tests enumerate the table.
+   */
+  response?: z.ZodType | null;
+  handler: (ctx: RouteContext<Body, Query>) => Response | Promise<Response>;
 }
+
+/** A route of the product's table: it always declares its response schema (or null). */
+export type ProductRoute = Route & { response: z.ZodType | null };
 
 interface Compiled {
   route: Route;

@@ -5,10 +5,11 @@
  * capability audit and pending approvals.
  *
  * What this file enforces: strict zod bodies (unknown fields 422) and strict
- * query parameters (none where the SPEC names none — `…/context` takes no
- * query at all); malformed ids are unknown ids (404); state changes are
- * `csrf` routes, reads `session` routes; every response is JSON except the
- * SSE stream. The product logic lives in runtime/runs/.
+ * query schemas (none where the SPEC names none — `…/context` takes no query
+ * at all); malformed ids are unknown ids (404); state changes are `csrf`
+ * routes, reads `session` routes; every response is JSON through its
+ * runtime/protocol/api.ts schema except the SSE stream. The product logic
+ * lives in runtime/runs/.
  */
 import { z } from "zod";
 import { isModelName } from "../protocol/model_name.ts";
@@ -18,8 +19,20 @@ import { isValidId } from "../path_safety.ts";
 import type { RunQueries } from "../runs/run_queries.ts";
 import type { RunService } from "../runs/run_service.ts";
 import { agentParam } from "./agent_routes.ts";
-import { json } from "./headers.ts";
-import type { Route, RouteContext } from "./router.ts";
+import {
+  CancelPreparationResponse,
+  CancelRunResponse,
+  CapabilityAuditResponse,
+  ContextPreviewResponse,
+  DecisionResponse,
+  PermissionsResponse,
+  PreparationResponse,
+  ReplayResponse,
+  RunContextResponse,
+  SubmitRunResponse,
+} from "../protocol/api.ts";
+import { reply } from "./reply.ts";
+import type { ProductRoute, RouteContext } from "./router.ts";
 
 export const SubmitRunBody = z.object({
   // The 8192-byte bound is the service's (413 message_too_large for every over-long
@@ -40,7 +53,7 @@ export const DecisionBody = z.object({ decision: z.enum(["approve", "deny"]) }).
 export type DecisionBody = z.infer<typeof DecisionBody>;
 
 function idParam(
-  ctx: RouteContext<unknown>,
+  ctx: Pick<RouteContext, "params">,
   name: string,
   code: "run_not_found" | "conversation_not_found" | "permission_not_found",
 ): string {
@@ -49,19 +62,20 @@ function idParam(
   return id;
 }
 
-/** Only the named query parameters, each at most once. */
-function query(url: URL, allowed: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = Object.create(null);
-  for (const [k, v] of url.searchParams) {
-    if (!allowed.includes(k) || Object.hasOwn(out, k)) {
-      throw new AppError("schema_violation", "query parameter");
-    }
-    out[k] = v;
-  }
-  return out;
-}
+/** No query parameter at all. */
+const NoQuery = z.object({}).strict();
+const PreviewQuery = z.object({
+  // Checked by the handler (model_unknown, like the body's model_id).
+  model_id: z.string().max(1024).optional(),
+}).strict();
+type PreviewQuery = z.infer<typeof PreviewQuery>;
+// Range checks stay with the service (they answer the same 422 for every bad value).
+const ReplayQuery = z.object({ cursor: z.string().optional() }).strict();
+type ReplayQuery = z.infer<typeof ReplayQuery>;
+const AuditQuery = z.object({ offset: z.string().optional() }).strict();
+type AuditQuery = z.infer<typeof AuditQuery>;
 
-export function runRoutes(deps: { runs: RunService; queries: RunQueries }): Route[] {
+export function runRoutes(deps: { runs: RunService; queries: RunQueries }): ProductRoute[] {
   const { runs, queries } = deps;
   const sessions = "/api/agents/:agent/sessions/:conv";
   const run = "/api/agents/:agent/runs/:run";
@@ -71,30 +85,34 @@ export function runRoutes(deps: { runs: RunService; queries: RunQueries }): Rout
       path: `${sessions}/runs`,
       auth: "csrf",
       body: SubmitRunBody,
+      query: NoQuery,
+      response: SubmitRunResponse,
       handler: async (ctx: RouteContext<SubmitRunBody>) => {
-        query(ctx.url, []);
         const r = await runs.submit(
           agentParam(ctx),
           idParam(ctx, "conv", "conversation_not_found"),
           ctx.body,
         );
-        return json(r, 202);
+        return reply(SubmitRunResponse, r, 202);
       },
     },
     {
       method: "GET",
       path: `${sessions}/context-preview`,
       auth: "session",
-      handler: async (ctx) => {
-        const q = query(ctx.url, ["model_id"]);
-        if (q.model_id !== undefined && !isModelName(q.model_id)) {
+      query: PreviewQuery,
+      response: ContextPreviewResponse,
+      handler: async (ctx: RouteContext<unknown, PreviewQuery>) => {
+        // A malformed name can never be a catalog entry: model_unknown, like an unknown one.
+        if (ctx.query.model_id !== undefined && !isModelName(ctx.query.model_id)) {
           throw new AppError("model_unknown", "model_id");
         }
-        return json(
+        return reply(
+          ContextPreviewResponse,
           await queries.preview(
             agentParam(ctx),
             idParam(ctx, "conv", "conversation_not_found"),
-            q.model_id ?? null,
+            ctx.query.model_id ?? null,
           ),
         );
       },
@@ -103,9 +121,11 @@ export function runRoutes(deps: { runs: RunService; queries: RunQueries }): Rout
       method: "GET",
       path: `${sessions}/preparation`,
       auth: "session",
+      query: NoQuery,
+      response: PreparationResponse,
       handler: (ctx) => {
-        query(ctx.url, []);
-        return json(
+        return reply(
+          PreparationResponse,
           queries.preparation(agentParam(ctx), idParam(ctx, "conv", "conversation_not_found")),
         );
       },
@@ -115,22 +135,25 @@ export function runRoutes(deps: { runs: RunService; queries: RunQueries }): Rout
       path: `${sessions}/preparation/cancel`,
       auth: "csrf",
       body: CancelPreparationBody,
+      query: NoQuery,
+      response: CancelPreparationResponse,
       handler: (ctx: RouteContext<CancelPreparationBody>) => {
-        query(ctx.url, []);
         const agent = agentParam(ctx);
         const conv = idParam(ctx, "conv", "conversation_not_found");
         // A malformed id can never name an operation: it is an unknown one.
         const id = ctx.body.operation_id;
         if (!isValidId(id)) throw new AppError("preparation_not_found");
-        return json(queries.cancelPreparation(agent, conv, id), 202);
+        return reply(CancelPreparationResponse, queries.cancelPreparation(agent, conv, id), 202);
       },
     },
     {
       method: "GET",
       path: `${run}/events`,
       auth: "session",
+      query: NoQuery,
+      // An event stream, not JSON: each event is an EventEnvelopeSchema (runtime/protocol/api.ts).
+      response: null,
       handler: (ctx) => {
-        query(ctx.url, []);
         return queries.events(
           agentParam(ctx),
           idParam(ctx, "run", "run_not_found"),
@@ -143,10 +166,16 @@ export function runRoutes(deps: { runs: RunService; queries: RunQueries }): Rout
       method: "GET",
       path: `${run}/replay`,
       auth: "session",
-      handler: (ctx) => {
-        const q = query(ctx.url, ["cursor"]);
-        return json(
-          queries.replay(agentParam(ctx), idParam(ctx, "run", "run_not_found"), q.cursor ?? null),
+      query: ReplayQuery,
+      response: ReplayResponse,
+      handler: (ctx: RouteContext<unknown, ReplayQuery>) => {
+        return reply(
+          ReplayResponse,
+          queries.replay(
+            agentParam(ctx),
+            idParam(ctx, "run", "run_not_found"),
+            ctx.query.cursor ?? null,
+          ),
         );
       },
     },
@@ -154,28 +183,43 @@ export function runRoutes(deps: { runs: RunService; queries: RunQueries }): Rout
       method: "POST",
       path: `${run}/cancel`,
       auth: "csrf",
+      query: NoQuery,
+      response: CancelRunResponse,
       handler: (ctx) => {
-        query(ctx.url, []);
-        return json(runs.cancel(agentParam(ctx), idParam(ctx, "run", "run_not_found")), 202);
+        return reply(
+          CancelRunResponse,
+          runs.cancel(agentParam(ctx), idParam(ctx, "run", "run_not_found")),
+          202,
+        );
       },
     },
     {
       method: "GET",
       path: `${run}/context`,
       auth: "session",
+      query: NoQuery,
+      response: RunContextResponse,
       handler: (ctx) => {
-        query(ctx.url, []);
-        return json(queries.context(agentParam(ctx), idParam(ctx, "run", "run_not_found")));
+        return reply(
+          RunContextResponse,
+          queries.context(agentParam(ctx), idParam(ctx, "run", "run_not_found")),
+        );
       },
     },
     {
       method: "GET",
       path: `${run}/capability-audit`,
       auth: "session",
-      handler: (ctx) => {
-        const q = query(ctx.url, ["offset"]);
-        return json(
-          queries.audit(agentParam(ctx), idParam(ctx, "run", "run_not_found"), q.offset ?? null),
+      query: AuditQuery,
+      response: CapabilityAuditResponse,
+      handler: (ctx: RouteContext<unknown, AuditQuery>) => {
+        return reply(
+          CapabilityAuditResponse,
+          queries.audit(
+            agentParam(ctx),
+            idParam(ctx, "run", "run_not_found"),
+            ctx.query.offset ?? null,
+          ),
         );
       },
     },
@@ -183,9 +227,10 @@ export function runRoutes(deps: { runs: RunService; queries: RunQueries }): Rout
       method: "GET",
       path: "/api/agents/:agent/permissions",
       auth: "session",
+      query: NoQuery,
+      response: PermissionsResponse,
       handler: (ctx) => {
-        query(ctx.url, []);
-        return json(queries.permissions(agentParam(ctx)));
+        return reply(PermissionsResponse, queries.permissions(agentParam(ctx)));
       },
     },
     {
@@ -193,9 +238,11 @@ export function runRoutes(deps: { runs: RunService; queries: RunQueries }): Rout
       path: "/api/agents/:agent/permissions/:id",
       auth: "csrf",
       body: DecisionBody,
+      query: NoQuery,
+      response: DecisionResponse,
       handler: (ctx: RouteContext<DecisionBody>) => {
-        query(ctx.url, []);
-        return json(
+        return reply(
+          DecisionResponse,
           queries.decide(
             agentParam(ctx),
             idParam(ctx, "id", "permission_not_found"),

@@ -15,7 +15,7 @@ import {
   SHUTDOWN_RELAY_DRAIN_MS,
 } from "../limits.ts";
 import type { Logger } from "../log.ts";
-import { parseJsonBody } from "./body.ts";
+import { parseJsonBody, parseQuery } from "./body.ts";
 import { type ConnGuard, type GuardedConn, startConnGuard } from "./conn_guard.ts";
 import { applySecurityHeaders, errorResponse } from "./headers.ts";
 import { GUARD_TOKEN_HEADER } from "./request_framing.ts";
@@ -113,8 +113,19 @@ export function createHandler(
       const { route, params } = m.match;
       sessionId = opts.gateway.authorize(req, route, url, remote);
       let body: unknown = undefined;
+      // The query is checked where the body is: before the handler, against the route's schema.
+      const query = route.query ? parseQuery(url, route.query) : {};
       if (route.body) body = await parseJsonBody(req, route.body);
-      const ctx: RouteContext = { req, url, params, body, sessionId, remote, signal: req.signal };
+      const ctx: RouteContext = {
+        req,
+        url,
+        params,
+        body,
+        query,
+        sessionId,
+        remote,
+        signal: req.signal,
+      };
       res = await route.handler(ctx);
     } catch (err) {
       res = toErrorResponse(err, opts.log, url.pathname);

@@ -4,8 +4,9 @@
  * reads the source tree at run time [PK-3].
  */
 import { RELEASE } from "../limits.ts";
-import { json } from "./headers.ts";
-import type { Route } from "./router.ts";
+import { HealthResponse } from "../protocol/api.ts";
+import { reply } from "./reply.ts";
+import type { ProductRoute } from "./router.ts";
 import indexHtml from "../../ui/index.html" with { type: "text" };
 import appJs from "../../dist/app.js" with { type: "text" };
 import appCss from "../../dist/app.css" with { type: "text" };
@@ -22,15 +23,16 @@ function asset(body: string, type: string): Response {
   });
 }
 
-export function staticRoutes(health: HealthSource): Route[] {
+export function staticRoutes(health: HealthSource): ProductRoute[] {
   return [
     {
       method: "GET",
       path: "/health",
       auth: "none",
+      response: HealthResponse,
       handler: () => {
         const m = health.model();
-        return json({
+        return reply(HealthResponse, {
           status: "ok",
           release: RELEASE,
           model: m.available ? "available" : "unavailable",
@@ -42,24 +44,28 @@ export function staticRoutes(health: HealthSource): Route[] {
       method: "GET",
       path: "/",
       auth: "none",
+      response: null,
       handler: () => asset(indexHtml, "text/html; charset=utf-8"),
     },
     {
       method: "GET",
       path: "/assets/app.js",
       auth: "none",
+      response: null,
       handler: () => asset(appJs, "text/javascript; charset=utf-8"),
     },
     {
       method: "GET",
       path: "/assets/app.css",
       auth: "none",
+      response: null,
       handler: () => asset(appCss, "text/css; charset=utf-8"),
     },
     {
       method: "GET",
       path: "/assets/icon.svg",
       auth: "none",
+      response: null,
       handler: () => asset(iconSvg, "image/svg+xml"),
     },
   ];

@@ -19,9 +19,15 @@ import {
   readWorkspaceFile,
   writeInstructions,
 } from "../workspace/operator_files.ts";
+import {
+  InstructionsResponse,
+  InstructionsWriteResponse,
+  WorkspaceFileResponse,
+  WorkspaceListResponse,
+} from "../protocol/api.ts";
 import { agentParam } from "./agent_routes.ts";
-import { json } from "./headers.ts";
-import type { Route, RouteContext } from "./router.ts";
+import { reply } from "./reply.ts";
+import type { ProductRoute, RouteContext } from "./router.ts";
 
 export const InstructionsBody = z.object({
   text: z.string().max(INSTRUCTION_FILE_MAX_BYTES),
@@ -32,16 +38,13 @@ export const InstructionsBody = z.object({
 }).strict();
 export type InstructionsBody = z.infer<typeof InstructionsBody>;
 
-function query(url: URL, allowed: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = Object.create(null);
-  for (const [k, v] of url.searchParams) {
-    if (!allowed.includes(k) || Object.hasOwn(out, k)) {
-      throw new AppError("schema_violation", "query parameter");
-    }
-    out[k] = v;
-  }
-  return out;
-}
+/** Query schemas, checked by the server before the handler (unknown or repeated names: 422). */
+const NoQuery = z.object({}).strict();
+const ListQuery = z.object({ path: z.string().optional() }).strict();
+type ListQuery = z.infer<typeof ListQuery>;
+const FileQuery = z.object({ path: z.string().optional(), download: z.string().optional() })
+  .strict();
+type FileQuery = z.infer<typeof FileQuery>;
 
 function refuse(f: Fail): never {
   throw new AppError(f.code as ErrorCode);
@@ -53,8 +56,10 @@ function attachmentName(path: string): string {
   return `attachment; filename*=UTF-8''${encodeURIComponent(leaf)}`;
 }
 
-export function workspaceRoutes(deps: { agents: AgentService; home: HomeLayout }): Route[] {
-  const dirOf = (ctx: RouteContext<unknown>) => {
+export function workspaceRoutes(
+  deps: { agents: AgentService; home: HomeLayout },
+): ProductRoute[] {
+  const dirOf = (ctx: Pick<RouteContext, "params">) => {
     const id = agentParam(ctx);
     const row = deps.agents.requireUsable(id);
     return {
@@ -68,19 +73,27 @@ export function workspaceRoutes(deps: { agents: AgentService; home: HomeLayout }
       method: "GET",
       path: "/api/agents/:agent/workspace/list",
       auth: "session",
-      handler: (ctx) => {
-        const q = query(ctx.url, ["path"]);
-        const r = listWorkspaceDir(dirOf(ctx).dir, q.path ?? ".");
+      query: ListQuery,
+      response: WorkspaceListResponse,
+      handler: (ctx: RouteContext<unknown, ListQuery>) => {
+        const r = listWorkspaceDir(dirOf(ctx).dir, ctx.query.path ?? ".");
         if (!r.ok) refuse(r);
-        return json({ path: r.path, entries: r.entries, truncated: r.truncated });
+        return reply(WorkspaceListResponse, {
+          path: r.path,
+          entries: r.entries,
+          truncated: r.truncated,
+        });
       },
     },
     {
       method: "GET",
       path: "/api/agents/:agent/workspace/file",
       auth: "session",
-      handler: (ctx) => {
-        const q = query(ctx.url, ["path", "download"]);
+      query: FileQuery,
+      // JSON unless `download=1` (then the raw bytes as an attachment).
+      response: WorkspaceFileResponse,
+      handler: (ctx: RouteContext<unknown, FileQuery>) => {
+        const q = ctx.query;
         const r = readWorkspaceFile(dirOf(ctx).dir, q.path ?? "");
         if (!r.ok) refuse(r);
         if (q.download === "1") {
@@ -91,7 +104,7 @@ export function workspaceRoutes(deps: { agents: AgentService; home: HomeLayout }
             },
           });
         }
-        return json({
+        return reply(WorkspaceFileResponse, {
           path: r.path,
           size: r.size,
           modified_ms: r.modified_ms,
@@ -104,11 +117,12 @@ export function workspaceRoutes(deps: { agents: AgentService; home: HomeLayout }
       method: "GET",
       path: "/api/agents/:agent/instructions",
       auth: "session",
+      query: NoQuery,
+      response: InstructionsResponse,
       handler: (ctx) => {
-        query(ctx.url, []);
         const r = readInstructions(dirOf(ctx).dir);
         if (!r.ok) refuse(r);
-        return json({ present: r.present, text: r.text, digest: r.digest });
+        return reply(InstructionsResponse, { present: r.present, text: r.text, digest: r.digest });
       },
     },
     {
@@ -116,8 +130,9 @@ export function workspaceRoutes(deps: { agents: AgentService; home: HomeLayout }
       path: "/api/agents/:agent/instructions",
       auth: "csrf",
       body: InstructionsBody,
+      query: NoQuery,
+      response: InstructionsWriteResponse,
       handler: (ctx: RouteContext<InstructionsBody>) => {
-        query(ctx.url, []);
         const a = dirOf(ctx);
         const r = writeInstructions(a.dir, ctx.body.text, ctx.body.base_digest, {
           agent_id: a.id,
@@ -126,7 +141,11 @@ export function workspaceRoutes(deps: { agents: AgentService; home: HomeLayout }
           call_id: "instructions",
         }, ctx.body.dry_run === true);
         if (!r.ok) refuse(r);
-        return json({ diff: r.diff, committed: r.committed, digest: r.digest });
+        return reply(InstructionsWriteResponse, {
+          diff: r.diff,
+          committed: r.committed,
+          digest: r.digest,
+        });
       },
     },
   ];

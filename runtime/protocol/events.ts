@@ -10,7 +10,7 @@
  * events (`stream.gap`, `stream.snapshot`, `stream.error`) are produced by
  * the SSE endpoint and are never part of a journal.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { isErrorCode } from "../errors.ts";
 import { USAGE_ROWS_PER_RUN_MAX } from "../limits.ts";
 import { CallIdSchema, DigestSchema, IdSchema, ToolIdSchema } from "./worker_frames.ts";
@@ -185,11 +185,17 @@ export const EPHEMERAL_KINDS: ReadonlySet<EventKind> = new Set([
   "assistant.reasoning.delta",
   "tool.output.delta",
 ]);
+/** The kinds that end a Run's journal: the one list (server, SSE fallback and UI use it). */
 export const TERMINAL_KINDS: ReadonlySet<EventKind> = new Set([
   "run.completed",
   "run.failed",
   "run.cancelled",
 ]);
+
+/** True for a terminal kind; takes any string (the UI also sees stream control frames). */
+export function isTerminalKind(kind: string): boolean {
+  return (TERMINAL_KINDS as ReadonlySet<string>).has(kind);
+}
 
 export const EnvelopeSchema = z.object({
   v: z.literal(1),

@@ -14,7 +14,7 @@
  * and the sandbox frames below), how many rounds a Run may have (the
  * supervisor counts sends against IPC_ROUNDS_MAX).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { AppError } from "../errors.ts";
 import { IPC_LINE_MAX_BYTES, IPC_LINES_MAX, IPC_TOTAL_BYTES_MAX } from "../limits.ts";
 

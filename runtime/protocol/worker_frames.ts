@@ -9,7 +9,7 @@
  * so a frame with any extra field is a protocol error. The transport (bounded
  * NDJSON lines, envelope, line/byte counters) is `runtime/protocol/ipc.ts`.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { isModelName } from "./model_name.ts";
 import { isErrorCode } from "../errors.ts";
 import { IPC_PROTOCOL_VERSION } from "./ipc.ts";

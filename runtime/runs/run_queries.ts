@@ -103,7 +103,7 @@ export function createRunQueries(service: RunService) {
       const summary = PAYLOADS["run.started"].safeParse(JSON.parse(run.started_summary));
       if (!summary.success) throw new AppError("journal_corrupt", "started summary");
       return {
-        source: "run_started",
+        source: "run_started" as const,
         plan_id: summary.data.plan_id,
         model_id: summary.data.model_id,
         section_count: summary.data.section_count,
@@ -126,7 +126,7 @@ export function createRunQueries(service: RunService) {
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         if (err.code === "conversation_not_found" || err.code === "agent_not_found") throw err;
-        return { available: false, reason: err.code };
+        return { available: false as const, reason: err.code };
       }
       const samples = usageSamples(
         p.db,
@@ -142,7 +142,7 @@ export function createRunQueries(service: RunService) {
       const op = runs.preparation(agentId, conversationId);
       const runId = runs.activeRunOf(agentId, conversationId);
       return {
-        state: op ? "preparing" : runId ? "running" : "idle",
+        state: op ? "preparing" as const : runId ? "running" as const : "idle" as const,
         run_id: runId,
         operation_id: op?.id ?? null,
         operation: op ? op.view : null,
@@ -187,7 +187,7 @@ export function createRunQueries(service: RunService) {
       }
       // Wakes the waiting Run; a Run that already ended expired its rows in its terminal.
       service.approvalDecided(agentId, id, decision);
-      return { id, state: decision === "approve" ? "approved" : "denied" };
+      return { id, state: decision === "approve" ? "approved" as const : "denied" as const };
     },
   };
 }

@@ -13,7 +13,7 @@ function ev(kind: string, payload: Record<string, unknown>, ts = 1000 + seq): Ev
   return {
     seq: ++seq,
     kind,
-    ts: String(ts),
+    ts,
     payload,
     run_id: "r",
     agent_id: "a",

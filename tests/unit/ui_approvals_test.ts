@@ -5,6 +5,7 @@
  * message and starts the first Turn through the real endpoint builders.
  */
 import { assertEquals } from "../helpers/assert.ts";
+import { conversationJson } from "../helpers/api_fixtures.ts";
 import { approvalsFor, type ApprovalSource, pendingApprovals } from "../../ui/lib/approvals.ts";
 import { agentDraftKey, startFirstTurn } from "../../ui/lib/first_turn.ts";
 import { createApi, type Method } from "../../ui/lib/endpoints.ts";
@@ -12,7 +13,7 @@ import { createDraftStore } from "../../ui/lib/drafts.ts";
 import type { EventEnvelope, PendingPermission } from "../../ui/lib/types.ts";
 
 function env(seq: number, kind: string, payload: Record<string, unknown>): EventEnvelope {
-  return { seq, kind, ts: "", payload, run_id: "r1", agent_id: "a", conversation_id: "c1" };
+  return { seq, kind, ts: 0, payload, run_id: "r1", agent_id: "a", conversation_id: "c1" };
 }
 
 const requested = (seq: number, id: string) =>
@@ -103,7 +104,7 @@ function recorder(fail: "none" | "run" | "create" = "none") {
     if (path.endsWith("/sessions") && method === "POST") {
       if (fail === "create") return Promise.reject({ code: "conversation_limit" });
       return Promise.resolve({
-        session: { id: "c-new", title: (body as { title?: string }).title },
+        session: conversationJson({ id: "c-new", title: (body as { title?: string }).title }),
       });
     }
     if (fail === "run") return Promise.reject({ code: "model_unavailable" });

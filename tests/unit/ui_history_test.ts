@@ -7,8 +7,9 @@ import { assertEquals } from "../helpers/assert.ts";
 import { loadOlderTurns, OLDER_PAGES_PER_CLICK, type PageSource } from "../../ui/lib/history.ts";
 import { admittedTurn, effectAction, runBody } from "../../ui/lib/commands.ts";
 import { type ConversationPage, toTurn, type Turn } from "../../ui/lib/types.ts";
+import { turnJson } from "../helpers/api_fixtures.ts";
 
-const turn = (seq: number): Turn => toTurn({ id: `t${seq}`, seq, state: "completed" });
+const turn = (seq: number): Turn => toTurn(turnJson({ id: `t${seq}`, seq, state: "completed" }));
 
 /** Pages of `size` Turns over seq 0..n-1; cursors are "c<first seq of the page below>". */
 function pages(n: number, size: number, opts: { staleCursors?: Set<string> } = {}) {

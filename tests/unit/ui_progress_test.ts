@@ -8,7 +8,7 @@ function ev(seq: number, kind: string, payload: Record<string, unknown> = {}): E
   return {
     seq,
     kind,
-    ts: new Date(1_700_000_000_000 + seq).toISOString(),
+    ts: 1_700_000_000_000 + seq,
     payload,
     run_id: "r",
     agent_id: "a",

@@ -29,11 +29,12 @@ function env(seq: number, kind: string, payload: Record<string, unknown> = {}) {
   return JSON.stringify({
     seq,
     kind,
-    ts: new Date(1_700_000_000_000 + seq * 10).toISOString(),
+    v: 1,
+    ts: 1_700_000_000_000 + seq * 10,
     payload,
-    run_id: "r",
-    agent_id: "a",
-    conversation_id: "c",
+    run_id: "00000000-0000-4000-8000-000000000003",
+    agent_id: "00000000-0000-4000-8000-000000000001",
+    conversation_id: "00000000-0000-4000-8000-000000000002",
   });
 }
 
@@ -43,12 +44,12 @@ Deno.test("applyMessage accumulates deltas as text and keeps durable events once
   v = applyMessage(v, {
     id: null,
     event: "message",
-    data: env(-1, "assistant.block.delta", { text: "<b>hi" }),
+    data: env(1, "assistant.block.delta", { block: 1, text: "<b>hi" }),
   });
   v = applyMessage(v, {
     id: null,
     event: "message",
-    data: env(-1, "assistant.block.delta", { text: "</b>" }),
+    data: env(1, "assistant.block.delta", { block: 1, text: "</b>" }),
   });
   v = applyMessage(v, { id: "1", event: "message", data: env(1, "run.started") });
   v = applyMessage(v, { id: "2", event: "message", data: "not json" });
@@ -61,7 +62,7 @@ Deno.test("applyMessage accumulates deltas as text and keeps durable events once
   v = applyMessage(v, {
     id: null,
     event: "message",
-    data: env(-1, "assistant.block.delta", { text: big }),
+    data: env(1, "assistant.block.delta", { block: 1, text: big }),
   });
   assertEquals(v.liveText.length, LIVE_TEXT_MAX_CHARS);
 });
@@ -162,18 +163,29 @@ Deno.test("no reconnect happens after the terminal event", async () => {
 Deno.test("a durable-fallback snapshot with a settled state ends the run view", () => {
   let v = emptyRun("a", "c", "r");
   const ctl = (kind: string, payload: Record<string, unknown>) => JSON.stringify({ kind, payload });
-  v = applyMessage(v, { id: null, event: "stream.gap", data: ctl("stream.gap", { after_seq: 0 }) });
+  const snapshot = (state: string) => ({
+    state,
+    journal: "full",
+    terminal_code: null,
+    terminal: null,
+    snapshot: null,
+  });
+  v = applyMessage(v, {
+    id: null,
+    event: "stream.gap",
+    data: ctl("stream.gap", { reason: "live_record_unavailable", after_seq: 0, durable_events: 0 }),
+  });
   assertEquals(v.gaps, 1);
   v = applyMessage(v, {
     id: null,
     event: "stream.snapshot",
-    data: ctl("stream.snapshot", { state: "running" }),
+    data: ctl("stream.snapshot", snapshot("running")),
   });
   assertEquals(v.terminal, null);
   v = applyMessage(v, {
     id: null,
     event: "stream.snapshot",
-    data: ctl("stream.snapshot", { state: "interrupted" }),
+    data: ctl("stream.snapshot", snapshot("interrupted")),
   });
   assertEquals(v.terminal?.kind, "stream.snapshot");
 });

@@ -3,7 +3,7 @@
  * (bounded, persisted through a Storage), the context meter text, the URL
  * place used to re-attach after reload, and the tolerant response normalizers.
  */
-import { assert, assertEquals } from "../helpers/assert.ts";
+import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
 import {
   createDraftStore,
   DRAFT_MAX_CHARS,
@@ -24,6 +24,12 @@ import {
 import { COMMAND_INPUT_MAX_BYTES, USER_MESSAGE_MAX_BYTES } from "../../runtime/limits.ts";
 import { formatPlace, parsePlace } from "../../ui/lib/route.ts";
 import { toCommandResult, toPage, toProjection, toTurn } from "../../ui/lib/types.ts";
+import {
+  commandResultJson,
+  conversationJson,
+  projectionJson,
+  turnJson,
+} from "../helpers/api_fixtures.ts";
 
 function memoryStorage(): KeyValueStorage & { data: Map<string, string> } {
   const data = new Map<string, string>();
@@ -65,15 +71,17 @@ Deno.test("a corrupt stored draft list starts empty instead of failing", () => {
 });
 
 Deno.test("the context meter reads '~X / window, N% left' or says why it is unavailable", () => {
+  // The meter reads the server's one "used" field: context_tokens (fixed context + history).
   const p = toProjection({
-    fixed_context_tokens: 1234,
-    window: 32768,
-    remaining_percent: 96,
-    safe_user_tokens: 27000,
+    ...projectionJson({ context_tokens: 1234, window: 32768, remaining_percent: 96 }),
+    fixed_context_tokens: 1000,
+    history_tokens: 234,
   });
   assertEquals(meterView(p).text, "~1.2k / 32.8k, 96% left");
   assertEquals(meterView(p).level, "ok");
-  const high = toProjection({ fixed_context_tokens: 30000, window: 32768 });
+  const high = toProjection(
+    projectionJson({ context_tokens: 30000, window: 32768, remaining_percent: 8 }),
+  );
   assertEquals(meterView(high).text, "~30k / 32.8k, 8% left");
   assertEquals(meterView(high).level, "high");
   const un = toProjection({ available: false, reason: "no_calibration" });
@@ -100,6 +108,7 @@ Deno.test("normalizers map the server's turn and page shapes", () => {
     run_id: "r1",
     created_at: "2026-01-01T00:00:00.000Z",
     finished_at: "2026-01-01T00:00:02.500Z",
+    partial_text: null,
     terminal: { code: "model_unavailable", stage: "admission", retryable: true, duration_ms: 2500 },
   });
   assertEquals([t.state, t.code, t.stage, t.retryable, t.durationMs], [
@@ -109,35 +118,41 @@ Deno.test("normalizers map the server's turn and page shapes", () => {
     true,
     2500,
   ]);
-  assertEquals(toTurn({ state: "<weird>" }).state, "failed");
+  // A shape the contract does not allow is refused, never coerced.
+  assertThrows(() => toTurn({ ...turnJson(), state: "<weird>" }));
+  assertThrows(() => toTurn({ ...turnJson(), status: "completed" }));
   const page = toPage({
-    session: { id: "c", title: "T" },
-    turns: [{ id: "b", seq: 2, state: "running", run_id: "r2" }, {
-      id: "a",
-      seq: 1,
-      state: "completed",
-    }],
+    session: conversationJson(),
+    turns: [
+      turnJson({ id: "b", seq: 2, state: "running", run_id: "r2" }),
+      turnJson({
+        id: "a",
+        seq: 1,
+        state: "completed",
+      }),
+    ],
     page: { limit: 32, has_more: true, next_before_cursor: "CUR" },
   });
   assertEquals(page.turns.map((x) => x.id), ["a", "b"]);
   assertEquals(page.before, "CUR");
   assertEquals(page.conversation.activeRunId, "r2");
-  const merged = mergeTurns([toTurn({ id: "z", seq: 0 }), toTurn({ id: "a", seq: 1 })], page.turns);
+  const merged = mergeTurns(
+    [toTurn(turnJson({ id: "z", seq: 0 })), toTurn(turnJson({ id: "a", seq: 1 }))],
+    page.turns,
+  );
   assertEquals(merged.map((x) => x.id), ["z", "a", "b"]);
 });
 
 Deno.test("command results keep only known effects", () => {
-  const r = toCommandResult({
+  const r = toCommandResult(commandResultJson({
     command: "model",
     title: "Model selected",
     lines: [{ label: "a", value: "b" }],
     effect: { type: "set_model", model_id: "m" },
-    model_invoked: false,
-    turn_created: false,
-  });
+  }));
   assertEquals(r.effect, { type: "set_model", model_id: "m" });
-  assertEquals(toCommandResult({ effect: { type: "run_shell" } }).effect, null);
-  assert(!toCommandResult({}).turnCreated);
+  assertThrows(() => toCommandResult({ ...commandResultJson(), effect: { type: "run_shell" } }));
+  assert(!toCommandResult(commandResultJson()).turnCreated);
 });
 
 Deno.test("isNearBottom allows a small slack", () => {

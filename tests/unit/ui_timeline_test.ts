@@ -14,7 +14,7 @@ function ev(seq: number, kind: string, ms = seq * 100): EventEnvelope {
   return {
     seq,
     kind,
-    ts: new Date(1_700_000_000_000 + ms).toISOString(),
+    ts: 1_700_000_000_000 + ms,
     payload: { n: seq },
     run_id: "r",
     agent_id: "a",

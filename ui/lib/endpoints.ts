@@ -1,9 +1,26 @@
 /**
  * Typed calls for every §13 route the workspace uses, over an injected
  * `Requester` (the CSRF-carrying fetch wrapper of `ui/api.ts` in the browser).
- * Paths are built here only, with every id URI-encoded; responses go through
- * the normalizers of `types.ts`.
+ * Paths are built here only, with every id URI-encoded; every response is
+ * parsed with its route's schema (runtime/protocol/api.ts) through `types.ts`.
  */
+import {
+  AgentResponse,
+  AgentsResponse,
+  BranchResponse,
+  ConversationResponse,
+  ConversationsResponse,
+  HealthResponse,
+  InstructionsResponse,
+  InstructionsWriteResponse,
+  ModelsResponse,
+  PermissionsResponse,
+  ReplayResponse,
+  RunContextResponse,
+  SubmitRunResponse,
+  WorkspaceFileResponse,
+  WorkspaceListResponse,
+} from "../../runtime/protocol/api.ts";
 import {
   type Agent,
   type CommandDescriptor,
@@ -11,14 +28,11 @@ import {
   type ContextProjection,
   type Conversation,
   type ConversationPage,
+  type EventEnvelope,
   type Instructions,
-  list,
   type ModelProfile,
-  num,
-  obj,
+  parse,
   type PendingPermission,
-  str,
-  strOrNull,
   toAgent,
   toCommandResult,
   toCommands,
@@ -39,10 +53,14 @@ const e = encodeURIComponent;
 const agentPath = (a: string) => `/api/agents/${e(a)}`;
 const convPath = (a: string, c: string) => `${agentPath(a)}/sessions/${e(c)}`;
 
+type Obj = Record<string, unknown>;
+function obj(v: unknown): Obj {
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? v as Obj : {};
+}
+
 /** The fixed error code of a failed request (`unknown_error` when it carries none). */
 export function errorCode(err: unknown): string {
-  const o = obj(err);
-  const code = o.code ?? obj(obj(o.body).error).code;
+  const code = obj(err).code;
   return typeof code === "string" ? code : "unknown_error";
 }
 
@@ -71,12 +89,12 @@ export interface Api {
   ): Promise<{ turnId: string; runId: string }>;
   cancelRun(agent: string, run: string): Promise<void>;
   contextPreview(agent: string, conv: string, modelId?: string | null): Promise<ContextProjection>;
-  runContext(agent: string, run: string): Promise<Record<string, unknown>>;
+  runContext(agent: string, run: string): Promise<RunContextResponse>;
   replay(
     agent: string,
     run: string,
     cursor?: number,
-  ): Promise<{ events: unknown[]; next: number | null }>;
+  ): Promise<{ events: EventEnvelope[]; next: number | null }>;
   listModels(): Promise<ModelProfile[]>;
   listPermissions(agent: string): Promise<PendingPermission[]>;
   decidePermission(agent: string, id: string, decision: "approve" | "deny"): Promise<void>;
@@ -92,7 +110,7 @@ export interface Api {
     agent: string,
     body: { text: string; base_digest: string | null; dry_run?: boolean },
   ): Promise<{ diff: string; committed: boolean; digest: string }>;
-  health(): Promise<{ model: string; reason: string | null }>;
+  health(): Promise<{ model: HealthResponse["model"]; reason: string | null }>;
 }
 
 export function createApi(request: Requester): Api {
@@ -100,20 +118,19 @@ export function createApi(request: Requester): Api {
     await p;
   };
   return {
-    listAgents: async () => list(await request("GET", "/api/agents"), "agents").map(toAgent),
-    createAgent: async (name) => {
-      const r = obj(await request("POST", "/api/agents", { name }));
-      return toAgent(r.agent ?? r);
-    },
+    listAgents: async () =>
+      parse(AgentsResponse, await request("GET", "/api/agents"), "agents").agents.map(toAgent),
+    createAgent: async (name) =>
+      toAgent(parse(AgentResponse, await request("POST", "/api/agents", { name }), "agent").agent),
     renameAgent: (id, name) => ok(request("PATCH", agentPath(id), { name })),
     upgradeAgent: (id) => ok(request("POST", `${agentPath(id)}/upgrade`)),
     deleteAgent: (id) => ok(request("DELETE", agentPath(id))),
     listConversations: async (a) =>
-      list(await request("GET", `${agentPath(a)}/sessions`), "sessions", "conversations")
-        .map(toConversation),
+      parse(ConversationsResponse, await request("GET", `${agentPath(a)}/sessions`), "sessions")
+        .sessions.map(toConversation),
     createConversation: async (a, title) => {
-      const r = obj(await request("POST", `${agentPath(a)}/sessions`, title ? { title } : {}));
-      return toConversation(r.session ?? r.conversation ?? r);
+      const r = await request("POST", `${agentPath(a)}/sessions`, title ? { title } : {});
+      return toConversation(parse(ConversationResponse, r, "session").session);
     },
     getConversation: async (a, c, before) => {
       const q = before ? `?before=${e(before)}` : "";
@@ -122,13 +139,16 @@ export function createApi(request: Requester): Api {
     renameConversation: (a, c, title) => ok(request("PATCH", convPath(a, c), { title })),
     deleteConversation: (a, c) => ok(request("DELETE", convPath(a, c))),
     branchConversation: async (a, c) => {
-      const r = obj(await request("POST", `${convPath(a, c)}/continue`, { mode: "branch" }));
-      const conv = r.session ?? r.conversation ?? (typeof r.id === "string" ? r : null);
-      return conv ? toConversation(conv) : null;
+      const r = await request("POST", `${convPath(a, c)}/continue`, { mode: "branch" });
+      return toConversation(parse(BranchResponse, r, "branch").session);
     },
     startRun: async (a, c, body) => {
-      const r = obj(await request("POST", `${convPath(a, c)}/runs`, body));
-      return { turnId: str(r.turn_id), runId: str(r.run_id) };
+      const r = parse(
+        SubmitRunResponse,
+        await request("POST", `${convPath(a, c)}/runs`, body),
+        "run",
+      );
+      return { turnId: r.turn_id, runId: r.run_id };
     },
     cancelRun: (a, run) => ok(request("POST", `${agentPath(a)}/runs/${e(run)}/cancel`)),
     contextPreview: async (a, c, modelId) => {
@@ -136,57 +156,66 @@ export function createApi(request: Requester): Api {
       return toProjection(await request("GET", `${convPath(a, c)}/context-preview${q}`));
     },
     runContext: async (a, run) =>
-      obj(await request("GET", `${agentPath(a)}/runs/${e(run)}/context`)),
+      parse(
+        RunContextResponse,
+        await request("GET", `${agentPath(a)}/runs/${e(run)}/context`),
+        "context",
+      ),
     replay: async (a, run, cursor) => {
       const q = cursor ? `?cursor=${cursor}` : "";
-      const r = obj(await request("GET", `${agentPath(a)}/runs/${e(run)}/replay${q}`));
-      const next = r.next_cursor ?? r.next ?? null;
-      return { events: list(r, "events"), next: typeof next === "number" ? next : null };
+      const r = parse(
+        ReplayResponse,
+        await request("GET", `${agentPath(a)}/runs/${e(run)}/replay${q}`),
+        "replay",
+      );
+      return { events: r.events, next: r.next_cursor };
     },
-    listModels: async () => list(await request("GET", "/api/models"), "models").map(toModel),
+    listModels: async () =>
+      parse(ModelsResponse, await request("GET", "/api/models"), "models").models.map(toModel),
     listPermissions: async (a) =>
-      list(await request("GET", `${agentPath(a)}/permissions`), "permissions", "pending")
-        .map(toPermission),
+      parse(PermissionsResponse, await request("GET", `${agentPath(a)}/permissions`), "pending")
+        .pending.map(toPermission),
     decidePermission: (a, id, decision) =>
       ok(request("POST", `${agentPath(a)}/permissions/${e(id)}`, { decision })),
     listCommands: async (a) => toCommands(await request("GET", `${agentPath(a)}/commands`)),
     runCommand: async (a, c, input) =>
       toCommandResult(await request("POST", `${convPath(a, c)}/commands`, { input })),
     listWorkspace: async (a, path) => {
-      const r = obj(await request("GET", `${agentPath(a)}/workspace/list?path=${e(path)}`));
+      const r = parse(
+        WorkspaceListResponse,
+        await request("GET", `${agentPath(a)}/workspace/list?path=${e(path)}`),
+        "workspace list",
+      );
       return {
-        path: str(r.path, "."),
-        truncated: r.truncated === true,
-        entries: list(r, "entries").map((x) => {
-          const o = obj(x);
-          const kind = o.kind === "file" || o.kind === "directory" ? o.kind : "other";
-          return { name: str(o.name), kind, size: num(o.size), modifiedMs: num(o.modified_ms) };
-        }),
+        path: r.path,
+        truncated: r.truncated,
+        entries: r.entries.map((x) => ({
+          name: x.name,
+          kind: x.kind,
+          size: x.size,
+          modifiedMs: x.modified_ms,
+        })),
       };
     },
     readWorkspaceFile: async (a, path) => {
-      const r = obj(await request("GET", `${agentPath(a)}/workspace/file?path=${e(path)}`));
-      return {
-        path: str(r.path),
-        size: num(r.size) ?? 0,
-        modifiedMs: num(r.modified_ms),
-        text: typeof r.text === "string" ? r.text : null,
-      };
+      const r = parse(
+        WorkspaceFileResponse,
+        await request("GET", `${agentPath(a)}/workspace/file?path=${e(path)}`),
+        "workspace file",
+      );
+      return { path: r.path, size: r.size, modifiedMs: r.modified_ms, text: r.text };
     },
-    getInstructions: async (a) => {
-      const r = obj(await request("GET", `${agentPath(a)}/instructions`));
-      return { present: r.present === true, text: str(r.text), digest: strOrNull(r.digest) };
-    },
-    saveInstructions: async (a, body) => {
-      const r = obj(await request("POST", `${agentPath(a)}/instructions`, body));
-      return { diff: str(r.diff), committed: r.committed === true, digest: str(r.digest) };
-    },
+    getInstructions: async (a) =>
+      parse(InstructionsResponse, await request("GET", `${agentPath(a)}/instructions`), "file"),
+    saveInstructions: async (a, body) =>
+      parse(
+        InstructionsWriteResponse,
+        await request("POST", `${agentPath(a)}/instructions`, body),
+        "file write",
+      ),
     health: async () => {
-      const r = obj(await request("GET", "/health"));
-      return {
-        model: str(r.model, "unavailable"),
-        reason: typeof r.reason === "string" ? r.reason : null,
-      };
+      const r = parse(HealthResponse, await request("GET", "/health"), "health");
+      return { model: r.model, reason: r.reason ?? null };
     },
   };
 }

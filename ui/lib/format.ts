@@ -121,8 +121,8 @@ export function mergeTurns(older: readonly Turn[], current: readonly Turn[]): Tu
   return [...byId.values()].sort((a, b) => a.seq - b.seq);
 }
 
-/** The server's default title for a new Conversation. */
-export const DEFAULT_TITLE = "New conversation";
+/** The server's default title for a new Conversation (the one constant both sides use). */
+export { DEFAULT_CONVERSATION_TITLE as DEFAULT_TITLE } from "../../runtime/protocol/api.ts";
 export const AUTO_TITLE_MAX_CHARS = 60;
 
 /**

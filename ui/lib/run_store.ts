@@ -4,15 +4,9 @@
  * plus a small store that owns one SSE connection per running Run. Deltas
  * accumulate as plain text; durable envelopes are kept once per seq.
  */
+import { isTerminalKind } from "../../runtime/protocol/events.ts";
 import { type EventEnvelope, toEnvelope } from "./types.ts";
 import { openEventStream, type SseMessage, type StreamHandle } from "./sse.ts";
-
-export const TERMINAL_KINDS = new Set([
-  "run.completed",
-  "run.failed",
-  "run.cancelled",
-  "run.interrupted",
-]);
 
 /** Run views kept in the page; the oldest finished ones are dropped first. */
 export const RUN_VIEWS_MAX = 64;
@@ -112,7 +106,7 @@ export function applyMessage(view: RunView, msg: SseMessage): RunView {
     events,
     connection: "open",
     gaps: view.gaps + (env.kind === "stream.gap" ? 1 : 0),
-    terminal: view.terminal ?? (TERMINAL_KINDS.has(env.kind) || settled ? env : null),
+    terminal: view.terminal ?? (isTerminalKind(env.kind) || settled ? env : null),
   };
 }
 

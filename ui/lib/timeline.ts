@@ -79,12 +79,9 @@ export interface DerivedFact {
   value: string;
 }
 
-/** An envelope's time in ms: the server sends epoch milliseconds (as a number or its text). */
-export function ms(ts: string | number): number | null {
-  if (typeof ts === "number") return Number.isFinite(ts) ? ts : null;
-  if (/^\d{1,16}$/.test(ts)) return Number(ts);
-  const t = Date.parse(ts);
-  return Number.isNaN(t) ? null : t;
+/** An envelope's time in epoch ms, as the server sends it (null for stream control frames). */
+export function ms(ts: number | null): number | null {
+  return ts;
 }
 
 /** "+1.2 s" since the first event of the Run, or "" when a time is missing. */
@@ -122,13 +119,13 @@ export function deriveFacts(event: EventEnvelope, all: readonly EventEnvelope[])
     { label: "Sequence", value: `#${event.seq}` },
   ];
   const sorted = [...all].sort((a, b) => a.seq - b.seq);
-  const t = ms(event.ts);
-  const first = sorted.length ? ms(sorted[0].ts) : null;
+  const t = event.ts;
+  const first = sorted.length ? sorted[0].ts : null;
   if (t !== null && first !== null) {
     facts.push({ label: "Since run start", value: fmtMs(t - first) });
   }
   const prev = sorted.filter((e) => e.seq < event.seq).at(-1);
-  const tp = prev ? ms(prev.ts) : null;
+  const tp = prev ? prev.ts : null;
   if (t !== null && tp !== null) facts.push({ label: "Since previous", value: fmtMs(t - tp) });
   const pairs: Record<string, string> = {
     "model.response.finished": "model.request.started",
@@ -139,7 +136,7 @@ export function deriveFacts(event: EventEnvelope, all: readonly EventEnvelope[])
   const opener = pairs[event.kind];
   if (opener) {
     const start = sorted.filter((e) => e.kind === opener && e.seq < event.seq).at(-1);
-    const ts = start ? ms(start.ts) : null;
+    const ts = start ? start.ts : null;
     if (t !== null && ts !== null) {
       facts.push({ label: `Duration (from #${start!.seq})`, value: fmtMs(t - ts) });
     }

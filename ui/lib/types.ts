@@ -1,17 +1,32 @@
 /**
- * The UI's view of the §13 API, and tolerant normalizers that turn response
- * JSON into these shapes. Normalizers keep only the fields the UI renders and
- * coerce types, so a surprising server value can never reach the DOM as
- * anything but text.
+ * The UI's view of the §13 API. Every response is parsed with the server's own
+ * schema from runtime/protocol/api.ts (bundled from the same module), then
+ * mapped to the shapes the components render: one server field per UI field,
+ * no fallbacks between names. A response that does not match its schema is a
+ * `bad_response` error, never a guess.
  */
+import type * as z from "zod";
+import {
+  AgentSchema,
+  type CommandDescriptorSchema,
+  CommandResultResponse,
+  CommandsResponse,
+  ContextPreviewResponse,
+  ConversationDetailResponse,
+  ConversationSchema,
+  PendingPermissionSchema,
+  PublicModelSchema,
+  StreamFrameSchema,
+  TurnSchema,
+} from "../../runtime/protocol/api.ts";
 
-export const SYSTEM_AGENT_ID = "00000000-0000-4000-8000-000000000001";
+export { DEFAULT_CONVERSATION_TITLE } from "../../runtime/protocol/api.ts";
 
 export interface Agent {
   id: string;
   name: string;
   state: string;
-  generation: number | null;
+  generation: number;
   system: boolean;
   /** [AG-5] Why start-up found this Agent broken (state `unavailable`), else null. */
   unavailableReason: string | null;
@@ -101,35 +116,31 @@ export interface ContextProjection {
 export interface PendingPermission {
   id: string;
   runId: string | null;
+  /** Known for approvals streamed from a watched Run; the durable list does not carry it. */
   conversationId: string | null;
   tool: string;
   preview: string;
   diff: string;
 }
 
+/**
+ * One frame of a Run's event stream or replay: a journal event (server fields as
+ * sent), or a stream control frame (`stream.gap`, `stream.snapshot`) with seq -1,
+ * ts null and empty ids.
+ */
 export interface EventEnvelope {
   seq: number;
   kind: string;
-  ts: string;
+  /** Milliseconds since the epoch (the server's `ts`); null for control frames. */
+  ts: number | null;
   payload: Record<string, unknown>;
   run_id: string;
   agent_id: string;
   conversation_id: string;
 }
 
-export interface CommandArg {
-  name: string;
-  required: boolean;
-  description: string;
-}
-
-export interface CommandDescriptor {
-  name: string;
-  aliases: string[];
-  summary: string;
-  usage: string;
-  args: CommandArg[];
-}
+export type CommandDescriptor = z.infer<typeof CommandDescriptorSchema>;
+export type CommandArg = CommandDescriptor["args"][number];
 
 export interface CommandLine {
   label: string;
@@ -150,136 +161,106 @@ export interface CommandResult {
   turnCreated: boolean;
 }
 
-type Obj = Record<string, unknown>;
-
-export function obj(v: unknown): Obj {
-  return v !== null && typeof v === "object" && !Array.isArray(v) ? v as Obj : {};
-}
-export function str(v: unknown, fallback = ""): string {
-  return typeof v === "string" ? v : typeof v === "number" ? String(v) : fallback;
-}
-export function strOrNull(v: unknown): string | null {
-  return typeof v === "string" && v.length > 0 ? v : null;
-}
-export function num(v: unknown): number | null {
-  return typeof v === "number" && Number.isFinite(v) ? v : null;
-}
-function time(v: unknown): number | null {
-  if (typeof v === "number" && Number.isFinite(v)) return v;
-  if (typeof v === "string") {
-    const t = Date.parse(v);
-    return Number.isNaN(t) ? null : t;
+/** A response that does not match its schema: the fixed code the UI shows for it. */
+export class BadResponseError extends Error {
+  readonly code = "bad_response";
+  constructor(what: string) {
+    super(`bad_response: ${what}`);
+    this.name = "BadResponseError";
   }
-  return null;
 }
-/** The array under the first key that holds one (or the value itself). */
-export function list(v: unknown, ...keys: string[]): unknown[] {
-  if (Array.isArray(v)) return v;
-  const o = obj(v);
-  for (const k of keys) if (Array.isArray(o[k])) return o[k] as unknown[];
-  return [];
+
+/** Parses `v` with the server's schema or throws `bad_response`. */
+export function parse<S extends z.ZodType>(schema: S, v: unknown, what: string): z.infer<S> {
+  const r = schema.safeParse(v);
+  if (!r.success) throw new BadResponseError(what);
+  return r.data;
+}
+
+function time(iso: string | null): number | null {
+  if (iso === null) return null;
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? null : t;
 }
 
 export function toAgent(v: unknown): Agent {
-  const o = obj(v);
-  const id = str(o.id);
+  const a = parse(AgentSchema, v, "agent");
   return {
-    id,
-    name: str(o.name, id),
-    state: str(o.state, "active"),
-    generation: num(o.generation),
-    system: o.system === true || o.is_system === true || id === SYSTEM_AGENT_ID,
-    unavailableReason: typeof o.unavailable_reason === "string" ? o.unavailable_reason : null,
-    defaultModelId: typeof o.default_model_id === "string" ? o.default_model_id : null,
-    reasoning: o.reasoning === true,
+    id: a.id,
+    name: a.name,
+    state: a.state,
+    generation: a.generation,
+    system: a.is_system,
+    unavailableReason: a.unavailable_reason,
+    defaultModelId: a.default_model_id,
+    reasoning: a.reasoning,
   };
 }
 
 export function toConversation(v: unknown): Conversation {
-  const o = obj(v);
+  const c = parse(ConversationSchema, v, "conversation");
   return {
-    id: str(o.id),
-    title: str(o.title, "Untitled"),
-    updatedAt: time(o.updated_at),
-    parentId: strOrNull(o.parent_id),
-    activeRunId: strOrNull(o.active_run_id),
+    id: c.id,
+    title: c.title,
+    updatedAt: time(c.updated_at),
+    parentId: c.parent_id,
+    // The server's Conversation has no Run field: a page derives it from its running Turn.
+    activeRunId: null,
   };
 }
 
-const TURN_STATES: readonly TurnState[] = [
-  "running",
-  "completed",
-  "failed",
-  "cancelled",
-  "interrupted",
-];
-
 export function toTurn(v: unknown): Turn {
-  const o = obj(v);
-  const term = obj(o.terminal ?? o.error);
-  const state = str(o.state ?? o.status) as TurnState;
+  const t = parse(TurnSchema, v, "turn");
   return {
-    id: str(o.id),
-    seq: num(o.seq) ?? 0,
-    state: TURN_STATES.includes(state) ? state : "failed",
-    userMessage: str(o.user_message ?? o.message),
-    assistantMessage: typeof o.assistant_message === "string" ? o.assistant_message : null,
-    partialText: typeof o.partial_text === "string" && o.partial_text !== ""
-      ? o.partial_text
-      : null,
-    runId: strOrNull(o.run_id),
-    code: strOrNull(o.terminal_code ?? term.code),
-    stage: strOrNull(o.terminal_stage ?? term.stage),
-    retryable: (o.retryable ?? term.retryable) === true || o.retryable === 1,
-    createdAt: time(o.created_at),
-    finishedAt: time(o.finished_at),
-    durationMs: num(term.duration_ms),
+    id: t.id,
+    seq: t.seq,
+    state: t.state,
+    userMessage: t.user_message,
+    assistantMessage: t.assistant_message,
+    partialText: t.partial_text,
+    runId: t.run_id,
+    code: t.terminal?.code ?? null,
+    stage: t.terminal?.stage ?? null,
+    retryable: t.terminal?.retryable ?? false,
+    createdAt: time(t.created_at),
+    finishedAt: time(t.finished_at),
+    durationMs: t.terminal?.duration_ms ?? null,
   };
 }
 
 export function toPage(v: unknown): ConversationPage {
-  const o = obj(v);
-  const conversation = toConversation(o.conversation ?? o.session ?? o);
-  const turns = list(o, "turns").map(toTurn).sort((a, b) => a.seq - b.seq);
-  if (conversation.activeRunId === null) {
-    const running = turns.find((t) => t.state === "running" && t.runId);
-    if (running) conversation.activeRunId = running.runId;
-  }
-  const page = obj(o.page);
-  const before = strOrNull(page.next_before_cursor ?? o.before ?? o.next_before ?? page.before);
-  return { conversation, turns, before };
+  const d = parse(ConversationDetailResponse, v, "conversation page");
+  const conversation = toConversation(d.session);
+  const turns = d.turns.map(toTurn).sort((a, b) => a.seq - b.seq);
+  conversation.activeRunId = turns.find((t) => t.state === "running" && t.runId)?.runId ?? null;
+  return { conversation, turns, before: d.page.next_before_cursor };
 }
 
 export function toModel(v: unknown): ModelProfile {
-  const o = obj(v);
-  const availability = o.availability ?? o.available;
+  const m = parse(PublicModelSchema, v, "model");
   return {
-    id: str(o.id ?? o.model_id),
-    window: num(o.window ?? o.context_window),
-    available: availability === true || availability === "available",
-    reason: strOrNull(o.reason),
-    capabilities: list(o.capabilities).filter((c): c is string => typeof c === "string"),
-    isDefault: o.default === true,
-    ...(typeof o.state === "string" ? { state: o.state } : {}),
+    id: m.id,
+    window: m.window,
+    available: m.available,
+    reason: m.reason ?? null,
+    capabilities: m.capabilities,
+    isDefault: m.default,
+    state: m.state,
   };
 }
 
 export function toProjection(v: unknown): ContextProjection {
-  const o = obj(v);
-  const window = num(o.window ?? o.window_tokens);
-  const used = num(o.fixed_context_tokens ?? o.context_tokens ?? o.used_tokens);
-  const remaining = num(o.remaining_percent ?? o.remaining_pct);
-  const unavailable = o.available === false || o.status === "unavailable" ||
-    (window === null || used === null);
+  const p = parse(ContextPreviewResponse, v, "context preview");
+  if (!p.available) return unavailableProjection(p.reason);
   return {
-    available: !unavailable,
-    reason: strOrNull(o.reason) ?? (unavailable ? "no estimate yet" : null),
-    usedTokens: used,
-    window,
-    remainingPercent: remaining ??
-      (used !== null && window ? Math.max(0, Math.round(100 * (1 - used / window))) : null),
-    safeUserTokens: num(o.safe_user_tokens),
-    beforeCompaction: num(o.tokens_before_compaction ?? o.tokens_before_auto_compaction),
+    available: true,
+    reason: null,
+    // The meter's "used" is the whole next-Turn context: fixed context plus history.
+    usedTokens: p.context_tokens,
+    window: p.window,
+    remainingPercent: p.remaining_percent,
+    safeUserTokens: p.safe_user_tokens,
+    beforeCompaction: p.tokens_before_auto_compaction,
   };
 }
 
@@ -297,72 +278,56 @@ export function unavailableProjection(reason: string): ContextProjection {
 }
 
 export function toPermission(v: unknown): PendingPermission {
-  const o = obj(v);
-  const preview = o.preview;
+  const p = parse(PendingPermissionSchema, v, "permission");
   return {
-    id: str(o.id),
-    runId: strOrNull(o.run_id),
-    conversationId: strOrNull(o.conversation_id),
-    tool: str(o.tool ?? o.tool_id, "tool"),
-    preview: typeof preview === "string"
-      ? preview
-      : preview
-      ? JSON.stringify(preview, null, 2)
-      : "",
-    diff: str(o.diff),
+    id: p.id,
+    runId: p.run_id,
+    conversationId: null,
+    tool: p.tool_id,
+    preview: p.preview,
+    diff: "",
   };
 }
 
+/** A frame from replay or the event stream; null when it does not match the contract. */
 export function toEnvelope(v: unknown): EventEnvelope | null {
-  const o = obj(v);
-  const seq = num(o.seq);
-  const kind = strOrNull(o.kind);
-  if (kind === null) return null;
+  const r = StreamFrameSchema.safeParse(v);
+  if (!r.success) return null;
+  const f = r.data;
+  if (f.kind === "stream.gap" || f.kind === "stream.snapshot") {
+    return {
+      seq: -1,
+      kind: f.kind,
+      ts: null,
+      payload: f.payload,
+      run_id: "",
+      agent_id: "",
+      conversation_id: "",
+    };
+  }
   return {
-    seq: seq ?? -1,
-    kind,
-    ts: str(o.ts),
-    payload: obj(o.payload),
-    run_id: str(o.run_id),
-    agent_id: str(o.agent_id),
-    conversation_id: str(o.conversation_id),
+    seq: f.seq,
+    kind: f.kind,
+    ts: f.ts,
+    payload: f.payload,
+    run_id: f.run_id,
+    agent_id: f.agent_id,
+    conversation_id: f.conversation_id,
   };
 }
 
 export function toCommands(v: unknown): CommandDescriptor[] {
-  return list(v, "commands").map((c) => {
-    const o = obj(c);
-    return {
-      name: str(o.name),
-      aliases: list(o.aliases).map((a) => str(a)),
-      summary: str(o.summary),
-      usage: str(o.usage, `/${str(o.name)}`),
-      args: list(o.args).map((a) => {
-        const x = obj(a);
-        return {
-          name: str(x.name),
-          required: x.required === true,
-          description: str(x.description),
-        };
-      }),
-    };
-  });
+  return parse(CommandsResponse, v, "commands").commands;
 }
 
 export function toCommandResult(v: unknown): CommandResult {
-  const o = obj(v);
-  const e = obj(o.effect);
-  let effect: CommandEffect | null = null;
-  if (e.type === "set_model" && typeof e.model_id === "string") {
-    effect = { type: "set_model", model_id: e.model_id };
-  } else if (e.type === "compact_next_turn") effect = { type: "compact_next_turn" };
-  else if (e.type === "new_conversation") effect = { type: "new_conversation" };
+  const r = parse(CommandResultResponse, v, "command result");
   return {
-    command: str(o.command),
-    title: str(o.title, str(o.command)),
-    lines: list(o.lines).map((l) => ({ label: str(obj(l).label), value: str(obj(l).value) })),
-    effect,
-    modelInvoked: o.model_invoked === true,
-    turnCreated: o.turn_created === true,
+    command: r.command,
+    title: r.title,
+    lines: r.lines,
+    effect: r.effect,
+    modelInvoked: r.model_invoked,
+    turnCreated: r.turn_created,
   };
 }

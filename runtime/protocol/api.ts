@@ -1,0 +1,455 @@
+/**
+ * The §13 HTTP API's response contract: one strict zod schema per response
+ * body, shared by the routes (runtime/http/, which reply through them) and the
+ * browser UI (ui/lib/types.ts parses every response with them, bundled from
+ * this very module). A field has one name here; neither side guesses.
+ * Pure, no I/O: importable by the server, the UI bundle and tests.
+ */
+import * as z from "zod";
+import { EnvelopeSchema } from "./events.ts";
+
+/** The title a Conversation gets when it is created without one (server and UI). */
+export const DEFAULT_CONVERSATION_TITLE = "New conversation";
+
+// ---------------------------------------------------------------- errors
+
+/** The fixed error envelope of every non-2xx API answer [GW-6]. */
+export const ErrorResponse = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    retryable: z.literal(true).optional(),
+  }).strict(),
+}).strict();
+export type ErrorResponse = z.infer<typeof ErrorResponse>;
+
+// ---------------------------------------------------------------- health and login
+
+export const HealthResponse = z.object({
+  status: z.literal("ok"),
+  release: z.string(),
+  model: z.enum(["available", "unavailable"]),
+  reason: z.string().optional(),
+}).strict();
+export type HealthResponse = z.infer<typeof HealthResponse>;
+
+export const LoginResponse = z.object({ csrf_token: z.string() }).strict();
+export const SessionResponse = z.object({ csrf_token: z.string(), expires_at: z.string() })
+  .strict();
+export const LogoutResponse = z.object({ ok: z.literal(true) }).strict();
+
+// ---------------------------------------------------------------- Agents
+
+export const AgentSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  /** The registry state, or `unavailable` when start-up found the Agent broken [AG-5]. */
+  state: z.enum(["provisioning", "active", "upgrading", "deleting", "unavailable"]),
+  generation: z.number().int(),
+  is_system: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  /** Why the Agent is unavailable (null when it serves) [AG-5]. */
+  unavailable_reason: z.string().nullable(),
+  /** The Agent's default catalog model (null: the catalog default) [MB-14]. */
+  default_model_id: z.string().nullable(),
+  /** Reasoning (`think`) for thinking models [MB-12]. */
+  reasoning: z.boolean(),
+  /** The Agent's own agent-loop bounds (null: the product's defaults) [SB-8]. */
+  max_model_calls: z.number().int().nullable(),
+  max_tool_calls: z.number().int().nullable(),
+  run_deadline_s: z.number().int().nullable(),
+}).strict();
+export type AgentJson = z.infer<typeof AgentSchema>;
+
+export const AgentsResponse = z.object({ agents: z.array(AgentSchema) }).strict();
+export const AgentResponse = z.object({ agent: AgentSchema }).strict();
+/** `DELETE` of an Agent or a Conversation. */
+export const DeletedResponse = z.object({ id: z.string(), deleted: z.literal(true) }).strict();
+
+// ---------------------------------------------------------------- Conversations and Turns
+
+export const ConversationSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  revision: z.number().int(),
+  parent_id: z.string().nullable(),
+  head_turn_id: z.string().nullable(),
+  branched_from_turn_id: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+}).strict();
+export type ConversationJson = z.infer<typeof ConversationSchema>;
+
+export const TURN_STATES = ["running", "completed", "failed", "cancelled", "interrupted"] as const;
+
+export const TurnSchema = z.object({
+  id: z.string(),
+  seq: z.number().int(),
+  state: z.enum(TURN_STATES),
+  user_message: z.string(),
+  /** Only completed Turns carry an assistant message [CV-5]. */
+  assistant_message: z.string().nullable(),
+  run_id: z.string().nullable(),
+  created_at: z.string(),
+  finished_at: z.string().nullable(),
+  /** What a failed/cancelled Turn had shown when it ended; never model history [CV-5]. */
+  partial_text: z.string().nullable(),
+  /** Safe terminal summary of a failed/cancelled/interrupted Turn. */
+  terminal: z.object({
+    code: z.string().nullable(),
+    stage: z.string().nullable(),
+    retryable: z.boolean(),
+    duration_ms: z.number(),
+  }).strict().nullable(),
+}).strict();
+export type TurnJson = z.infer<typeof TurnSchema>;
+
+export const ConversationsResponse = z.object({ sessions: z.array(ConversationSchema) }).strict();
+export const ConversationResponse = z.object({ session: ConversationSchema }).strict();
+/** `GET …/sessions/<conv>`: the Conversation and one page of Turns, oldest first. */
+export const ConversationDetailResponse = z.object({
+  session: ConversationSchema,
+  turns: z.array(TurnSchema),
+  page: z.object({
+    limit: z.number().int(),
+    has_more: z.boolean(),
+    next_before_cursor: z.string().nullable(),
+  }).strict(),
+}).strict();
+export type ConversationDetailResponse = z.infer<typeof ConversationDetailResponse>;
+export const ContinueResponse = z.object({ session: ConversationSchema, head_turn_id: z.string() })
+  .strict();
+export const BranchResponse = z.object({
+  session: ConversationSchema,
+  copied_turns: z.number().int(),
+}).strict();
+
+// ---------------------------------------------------------------- models
+
+export const PublicModelSchema = z.object({
+  id: z.string(),
+  default: z.boolean(),
+  state: z.enum(["ready", "chat_only", "unsupported", "unavailable"]),
+  available: z.boolean(),
+  reason: z.string().optional(),
+  window: z.number().int().nullable(),
+  budget: z.number().int().nullable(),
+  capabilities: z.array(z.string()),
+  family: z.string().nullable(),
+  parameter_size: z.string().nullable(),
+  quantization: z.string().nullable(),
+}).strict();
+export type PublicModel = z.infer<typeof PublicModelSchema>;
+export const ModelsResponse = z.object({ models: z.array(PublicModelSchema) }).strict();
+export type ModelsResponse = z.infer<typeof ModelsResponse>;
+
+/** `GET /api/models/endpoint`: the configured --ollama URL, for the banner (session only). */
+export const ModelEndpointResponse = z.object({ url: z.string() }).strict();
+
+/** One frame of a model pull's progress stream [MB-13] (also a pull's latest state). */
+export const PullEventSchema = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("pull.progress"),
+    status: z.string(),
+    completed: z.number().optional(),
+    total: z.number().optional(),
+  }).strict(),
+  z.object({ kind: z.literal("pull.succeeded"), name: z.string() }).strict(),
+  z.object({ kind: z.literal("pull.failed"), message: z.string() }).strict(),
+  z.object({ kind: z.literal("pull.cancelled") }).strict(),
+]);
+export const PullStartedResponse = z.object({ pull_id: z.string() }).strict();
+export const PullResponse = z.object({
+  pull: z.object({
+    pull_id: z.string(),
+    name: z.string(),
+    state: z.enum(["running", "succeeded", "failed", "cancelled"]),
+    last: PullEventSchema.nullable(),
+  }).strict(),
+}).strict();
+
+// ---------------------------------------------------------------- Runs
+
+export const SubmitRunResponse = z.object({ turn_id: z.string(), run_id: z.string() }).strict();
+export const CancelRunResponse = z.object({ run_id: z.string(), state: z.literal("cancelling") })
+  .strict();
+
+/** `GET …/sessions/<conv>/context-preview`: the NextTurnProjection [CX-5]. */
+export const ContextPreviewResponse = z.discriminatedUnion("available", [
+  z.object({
+    available: z.literal(true),
+    estimator: z.string(),
+    window: z.number().int(),
+    budget: z.number().int(),
+    fixed_context_tokens: z.number().int(),
+    history_tokens: z.number().int(),
+    /** The meter's one "used" number: fixed context plus history. */
+    context_tokens: z.number().int(),
+    remaining_percent: z.number(),
+    safe_user_tokens: z.number().int(),
+    tokens_before_auto_compaction: z.number().int(),
+    calibration: z.object({
+      samples: z.number().int(),
+      ratio: z.number().nullable(),
+      calibrated_context_tokens: z.number().int().nullable(),
+    }).strict(),
+  }).strict(),
+  z.object({ available: z.literal(false), reason: z.string() }).strict(),
+]);
+export type ContextPreviewResponse = z.infer<typeof ContextPreviewResponse>;
+
+const PreparationPhase = z.enum(["reading_inputs", "compiling", "admitting", "committing"]);
+
+export const PreparationResponse = z.object({
+  state: z.enum(["preparing", "running", "idle"]),
+  run_id: z.string().nullable(),
+  operation_id: z.string().nullable(),
+  operation: z.object({
+    operation_id: z.string(),
+    kind: z.enum(["run", "compact"]),
+    phase: PreparationPhase,
+    started_at: z.number(),
+  }).strict().nullable(),
+}).strict();
+export const CancelPreparationResponse = z.object({
+  operation_id: z.string(),
+  state: z.literal("cancelling"),
+}).strict();
+
+/** One journal event as replay and the event stream deliver it (payload per kind: events.ts). */
+export const EventEnvelopeSchema = EnvelopeSchema;
+export type EventEnvelopeJson = z.infer<typeof EventEnvelopeSchema>;
+
+const RunState = z.enum(["running", "completed", "failed", "cancelled", "interrupted"]);
+const JournalState = z.enum(["full", "snapshot_only", "tombstone"]);
+
+/** The durable fallback's first frame: events were missed, here is why [EV-3]. */
+export const StreamGapFrame = z.object({
+  kind: z.literal("stream.gap"),
+  payload: z.object({
+    reason: z.string(),
+    after_seq: z.number().int(),
+    durable_events: z.number().int(),
+  }).strict(),
+}).strict();
+
+/** The durable fallback's last frame: the Run's converged state and terminal [EV-3]. */
+export const StreamSnapshotFrame = z.object({
+  kind: z.literal("stream.snapshot"),
+  payload: z.object({
+    state: RunState,
+    journal: JournalState,
+    terminal_code: z.string().nullable(),
+    terminal: z.object({ kind: z.string(), payload: z.record(z.string(), z.unknown()) }).strict()
+      .nullable(),
+    snapshot: z.record(z.string(), z.unknown()).nullable(),
+  }).strict(),
+}).strict();
+
+/** The data of one `…/runs/<run>/events` SSE frame. */
+export const StreamFrameSchema = z.union([
+  EventEnvelopeSchema,
+  StreamGapFrame,
+  StreamSnapshotFrame,
+]);
+export type StreamFrame = z.infer<typeof StreamFrameSchema>;
+
+export const ReplayResponse = z.object({
+  run_id: z.string(),
+  state: RunState,
+  journal: JournalState,
+  events: z.array(EventEnvelopeSchema),
+  next_cursor: z.number().int().nullable(),
+  snapshot: z.record(z.string(), z.unknown()).nullable(),
+}).strict();
+export type ReplayResponse = z.infer<typeof ReplayResponse>;
+
+/** `GET …/runs/<run>/context`: the plan while in memory, else the `run.started` summary. */
+export const RunContextResponse = z.discriminatedUnion("source", [
+  z.object({
+    source: z.literal("memory"),
+    plan_id: z.string(),
+    renderer: z.string(),
+    estimator: z.string(),
+    model_id: z.string(),
+    sections: z.array(
+      z.object({
+        name: z.string(),
+        role: z.string(),
+        trust: z.string(),
+        provenance: z.string(),
+        bytes: z.number().int(),
+        tokens_estimate: z.number().int(),
+        truncation: z.literal("history_read_bound").nullable(),
+      }).strict(),
+    ),
+    history: z.object({
+      bundles: z.number().int(),
+      kept: z.number().int(),
+      collapsed: z.number().int(),
+      receipt: z.string().nullable(),
+      omitted: z.object({
+        count: z.number().int(),
+        first_turn_id: z.string(),
+        last_turn_id: z.string(),
+        policy: z.string(),
+        receipt: z.string(),
+      }).strict().nullable(),
+    }).strict(),
+    budget: z.object({
+      window: z.number().int(),
+      input_budget: z.number().int(),
+      output_reserve: z.number().int(),
+      collapse_at: z.number().int(),
+    }).strict(),
+    estimate: z.number().int().nullable(),
+    keyed_digest: z.string(),
+  }).strict(),
+  z.object({
+    source: z.literal("run_started"),
+    plan_id: z.string(),
+    model_id: z.string(),
+    section_count: z.number().int(),
+    history_count: z.number().int(),
+    history_omitted: z.number().int(),
+    window: z.number().int(),
+    budget: z.number().int(),
+    tool_ids: z.array(z.string()),
+    protocol_features: z.array(z.string()),
+    keyed_digest: z.string(),
+  }).strict(),
+]);
+export type RunContextResponse = z.infer<typeof RunContextResponse>;
+
+export const CapabilityAuditResponse = z.object({
+  run_id: z.string(),
+  entries: z.array(
+    z.object({
+      kind: z.enum(["operation", "permission"]),
+      id: z.string(),
+      call_id: z.string(),
+      tool_id: z.string(),
+      state: z.string(),
+      executor: z.string().nullable(),
+      code: z.string().nullable(),
+      created_at: z.number(),
+      updated_at: z.number(),
+    }).strict(),
+  ),
+  next_offset: z.number().int().nullable(),
+}).strict();
+
+export const PendingPermissionSchema = z.object({
+  id: z.string(),
+  run_id: z.string(),
+  call_id: z.string(),
+  tool_id: z.string(),
+  state: z.string(),
+  preview: z.string(),
+  created_at: z.number(),
+}).strict();
+export type PendingPermissionJson = z.infer<typeof PendingPermissionSchema>;
+export const PermissionsResponse = z.object({ pending: z.array(PendingPermissionSchema) }).strict();
+export const DecisionResponse = z.object({
+  id: z.string(),
+  state: z.enum(["approved", "denied"]),
+}).strict();
+
+// ---------------------------------------------------------------- the operator's workspace view
+
+/** `GET …/workspace/list?path=`: one directory, sorted, at most the browse bound. */
+export const WorkspaceListResponse = z.object({
+  path: z.string(),
+  entries: z.array(
+    z.object({
+      name: z.string(),
+      kind: z.enum(["file", "directory", "other"]),
+      size: z.number().int().nullable(),
+      modified_ms: z.number().nullable(),
+    }).strict(),
+  ),
+  truncated: z.boolean(),
+}).strict();
+/** `GET …/workspace/file?path=` (JSON form; `download=1` answers the raw bytes instead). */
+export const WorkspaceFileResponse = z.object({
+  path: z.string(),
+  size: z.number().int(),
+  modified_ms: z.number(),
+  /** Null when the file is not UTF-8 text. */
+  text: z.string().nullable(),
+  binary: z.boolean(),
+}).strict();
+/** `GET …/instructions`: the Agent's instruction file. */
+export const InstructionsResponse = z.object({
+  present: z.boolean(),
+  text: z.string(),
+  digest: z.string().nullable(),
+}).strict();
+/** `POST …/instructions`: the diff (and, unless a dry run, the committed digest). */
+export const InstructionsWriteResponse = z.object({
+  diff: z.string(),
+  committed: z.boolean(),
+  digest: z.string(),
+}).strict();
+
+// ---------------------------------------------------------------- change sets [EX-4]
+
+/** `GET …/runs/<run>/changes`: a command's change set with what exec/apply did per path. */
+export const ChangesResponse = z.object({
+  run_id: z.string(),
+  call_id: z.string(),
+  /** The command record (runtime/exec/): its fields are the exec engineer's to list. */
+  command: z.record(z.string(), z.unknown()),
+  change_set: z.looseObject({
+    entries: z.array(
+      z.looseObject({
+        path: z.string(),
+        /** `applied`, a fixed refusal code, or null before any apply. */
+        applied: z.string().nullable(),
+      }),
+    ),
+  }),
+}).strict();
+/** `GET …/changes/diff?path=`: one path's full unified diff. */
+export const ChangeDiffResponse = z.object({
+  run_id: z.string(),
+  call_id: z.string(),
+  path: z.string(),
+  diff: z.string().nullable(),
+  note: z.unknown(),
+}).strict();
+
+// ---------------------------------------------------------------- slash commands
+
+export const CommandDescriptorSchema = z.object({
+  name: z.string(),
+  aliases: z.array(z.string()),
+  summary: z.string(),
+  usage: z.string(),
+  args: z.array(
+    z.object({
+      name: z.string(),
+      required: z.boolean(),
+      description: z.string(),
+      pattern: z.string(),
+    }).strict(),
+  ),
+}).strict();
+export const CommandsResponse = z.object({ commands: z.array(CommandDescriptorSchema) }).strict();
+
+export const CommandEffectSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("set_model"), model_id: z.string() }).strict(),
+  z.object({ type: z.literal("compact_next_turn") }).strict(),
+  z.object({ type: z.literal("new_conversation") }).strict(),
+]);
+export const CommandResultResponse = z.object({
+  command: z.string(),
+  model_invoked: z.literal(false),
+  turn_created: z.literal(false),
+  title: z.string(),
+  lines: z.array(z.object({ label: z.string(), value: z.string() }).strict()),
+  effect: CommandEffectSchema.nullable(),
+  truncated: z.boolean(),
+}).strict();
+export type CommandResultResponse = z.infer<typeof CommandResultResponse>;
