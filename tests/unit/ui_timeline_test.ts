@@ -108,7 +108,7 @@ Deno.test("event kinds split after each dot so they wrap between words", () => {
 
 Deno.test("[#18] events say when since the Run started and what a tool event touched", async () => {
   const { eventSubject, sinceStart } = await import("../../ui/lib/timeline.ts");
-  const env = (seq: number, kind: string, ts: string, payload: Record<string, unknown>) => ({
+  const env = (seq: number, kind: string, ts: number, payload: Record<string, unknown>) => ({
     seq,
     kind,
     ts,
@@ -118,13 +118,13 @@ Deno.test("[#18] events say when since the Run started and what a tool event tou
     conversation_id: "c",
   });
   const all = [
-    env(1, "run.started", "1000", {}),
-    env(2, "tool.call.requested", "1250", {
+    env(1, "run.started", 1000, {}),
+    env(2, "tool.call.requested", 1250, {
       call_id: "c1",
       tool_id: "file/read_text",
       args: { path: "notes.md" },
     }),
-    env(3, "permission.decided", "2500", {
+    env(3, "permission.decided", 2500, {
       permission_id: "p",
       call_id: "c1",
       decision: "approve",
