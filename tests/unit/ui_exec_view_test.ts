@@ -55,7 +55,7 @@ Deno.test("a command's card carries its Run, Agent and live output, and its argv
   const env = (seq: number, kind: string, payload: Record<string, unknown>) => ({
     seq,
     kind,
-    ts: "1",
+    ts: 1,
     payload,
     run_id: "r1",
     agent_id: "a1",
