@@ -86,9 +86,10 @@ Deno.test("live command output is kept per call id and bounded; it never becomes
     event: "tool.output.delta",
     data: JSON.stringify({
       v: 1,
-      run_id: "r1",
-      agent_id: "a1",
-      conversation_id: "c1",
+      // Ids as the server sends them (UUIDs): the UI drops a frame that breaks the contract.
+      run_id: "00000000-0000-4000-8000-0000000000a1",
+      agent_id: "00000000-0000-4000-8000-0000000000a2",
+      conversation_id: "00000000-0000-4000-8000-0000000000a3",
       seq: 3,
       kind: "tool.output.delta",
       ts: 1,
