@@ -57,27 +57,9 @@ export const EnabledBody = z.object({
 }).strict();
 export type EnabledBody = z.infer<typeof EnabledBody>;
 
-/** What the API and the UI show of one server. */
-export const ExtensionViewSchema = z.object({
-  name: z.string(),
-  url: z.string(),
-  source: z.enum(["cli", "api"]),
-  state: z.enum(["discovering", "ready", "error"]),
-  code: z.string().nullable(),
-  address: z.string().nullable(),
-  tools: z.array(
-    z.object({
-      id: z.string(),
-      name: z.string(),
-      description: z.string(),
-      args: z.array(z.string()),
-      policy: z.literal("ask"),
-    }).strict(),
-  ),
-  refused: z.array(z.object({ name: z.string(), reason: z.string() }).strict()),
-  discovered_at: z.number().nullable(),
-}).strict();
-export type ExtensionView = z.infer<typeof ExtensionViewSchema>;
+// What the API and the UI show of one server: the schema is the API contract's.
+export { type ExtensionView, ExtensionViewSchema } from "../protocol/api.ts";
+import type { ExtensionView } from "../protocol/api.ts";
 
 interface Entry {
   name: string;

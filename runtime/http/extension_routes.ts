@@ -12,10 +12,16 @@ import { AppError } from "../errors.ts";
 import { AddExtensionBody, EnabledBody, type ExtensionService } from "../extensions/service.ts";
 import { SERVER_NAME_RE } from "../extensions/tool_map.ts";
 import { agentParam } from "./agent_routes.ts";
-import { json } from "./headers.ts";
-import type { Route, RouteContext } from "./router.ts";
+import {
+  EnabledExtensionsResponse,
+  ExtensionDeletedResponse,
+  ExtensionResponse,
+  ExtensionsResponse,
+} from "../protocol/api.ts";
+import { reply } from "./reply.ts";
+import type { ProductRoute, RouteContext } from "./router.ts";
 
-function nameParam(ctx: RouteContext<unknown>): string {
+function nameParam(ctx: Pick<RouteContext, "params">): string {
   const n = ctx.params.name;
   if (!SERVER_NAME_RE.test(n)) throw new AppError("extension_not_found");
   return n;
@@ -24,47 +30,53 @@ function nameParam(ctx: RouteContext<unknown>): string {
 export function extensionRoutes(deps: {
   extensions: ExtensionService;
   agents: AgentService;
-}): Route[] {
+}): ProductRoute[] {
   const { extensions, agents } = deps;
   return [
     {
       method: "GET",
       path: "/api/extensions",
       auth: "session",
-      handler: () => json({ extensions: extensions.list() }),
+      response: ExtensionsResponse,
+      handler: () => reply(ExtensionsResponse, { extensions: extensions.list() }),
     },
     {
       method: "POST",
       path: "/api/extensions",
       auth: "csrf",
       body: AddExtensionBody,
+      response: ExtensionResponse,
       handler: async (ctx: RouteContext<AddExtensionBody>) =>
-        json({ extension: await extensions.add(ctx.body) }, 201),
+        reply(ExtensionResponse, { extension: await extensions.add(ctx.body) }, 201),
     },
     {
       method: "POST",
       path: "/api/extensions/:name/refresh",
       auth: "csrf",
-      handler: async (ctx) => json({ extension: await extensions.refresh(nameParam(ctx)) }),
+      response: ExtensionResponse,
+      handler: async (ctx) =>
+        reply(ExtensionResponse, { extension: await extensions.refresh(nameParam(ctx)) }),
     },
     {
       method: "DELETE",
       path: "/api/extensions/:name",
       auth: "csrf",
+      response: ExtensionDeletedResponse,
       handler: (ctx) => {
         const name = nameParam(ctx);
         extensions.remove(name);
-        return json({ name, deleted: true });
+        return reply(ExtensionDeletedResponse, { name, deleted: true });
       },
     },
     {
       method: "GET",
       path: "/api/agents/:agent/extensions",
       auth: "session",
+      response: EnabledExtensionsResponse,
       handler: (ctx) => {
         const id = agentParam(ctx);
         agents.requireUsable(id);
-        return json({ enabled: extensions.enabledFor(id) });
+        return reply(EnabledExtensionsResponse, { enabled: extensions.enabledFor(id) });
       },
     },
     {
@@ -72,10 +84,13 @@ export function extensionRoutes(deps: {
       path: "/api/agents/:agent/extensions",
       auth: "csrf",
       body: EnabledBody,
+      response: EnabledExtensionsResponse,
       handler: (ctx: RouteContext<EnabledBody>) => {
         const id = agentParam(ctx);
         agents.requireUsable(id);
-        return json({ enabled: extensions.setEnabled(id, ctx.body.enabled) });
+        return reply(EnabledExtensionsResponse, {
+          enabled: extensions.setEnabled(id, ctx.body.enabled),
+        });
       },
     },
   ];

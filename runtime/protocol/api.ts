@@ -420,6 +420,35 @@ export const ChangeDiffResponse = z.object({
   note: z.unknown(),
 }).strict();
 
+// ---------------------------------------------------------------- extensions [LC-5]
+
+/** What the API and the UI show of one MCP server. */
+export const ExtensionViewSchema = z.object({
+  name: z.string(),
+  url: z.string(),
+  source: z.enum(["cli", "api"]),
+  state: z.enum(["discovering", "ready", "error"]),
+  code: z.string().nullable(),
+  address: z.string().nullable(),
+  tools: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      description: z.string(),
+      args: z.array(z.string()),
+      policy: z.literal("ask"),
+    }).strict(),
+  ),
+  refused: z.array(z.object({ name: z.string(), reason: z.string() }).strict()),
+  discovered_at: z.number().nullable(),
+}).strict();
+export type ExtensionView = z.infer<typeof ExtensionViewSchema>;
+export const ExtensionsResponse = z.object({ extensions: z.array(ExtensionViewSchema) }).strict();
+export const ExtensionResponse = z.object({ extension: ExtensionViewSchema }).strict();
+export const ExtensionDeletedResponse = z.object({ name: z.string(), deleted: z.literal(true) })
+  .strict();
+export const EnabledExtensionsResponse = z.object({ enabled: z.array(z.string()) }).strict();
+
 // ---------------------------------------------------------------- slash commands
 
 export const CommandDescriptorSchema = z.object({

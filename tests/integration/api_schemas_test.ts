@@ -53,7 +53,7 @@ Deno.test("every API response of a real server matches its route's shared schema
 
   /** One request; the body is checked against the schema the route declares. */
   async function call(
-    method: "GET" | "POST" | "PATCH" | "DELETE",
+    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
     path: string,
     body?: unknown,
     // deno-lint-ignore no-explicit-any
@@ -100,6 +100,14 @@ Deno.test("every API response of a real server matches its route's shared schema
     assertEquals((await call("POST", `${other}/upgrade`)).status, 200);
     assertEquals((await call("GET", `${other}/sessions/not-an-id`)).status, 404);
     assertEquals((await call("DELETE", other)).status, 200);
+
+    // extensions (no MCP server here: the success shapes of add/refresh are the LC-5 tests')
+    assertEquals((await call("GET", "/api/extensions")).status, 200);
+    assert((await call("POST", "/api/extensions", { name: "x", url: "ftp://x" })).status >= 400);
+    assertEquals((await call("POST", "/api/extensions/nope/refresh")).status, 404);
+    assertEquals((await call("DELETE", "/api/extensions/nope")).status, 404);
+    assertEquals((await call("GET", `${A}/extensions`)).status, 200);
+    assertEquals((await call("PUT", `${A}/extensions`, { enabled: [] })).status, 200);
 
     // the operator's workspace view and instruction file
     assertEquals((await call("GET", `${A}/workspace/list?path=.`)).status, 200);
