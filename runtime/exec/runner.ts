@@ -255,10 +255,11 @@ export function handOverToSandbox(dir: string, user = sandboxUser()): void {
 
 // ── output ──────────────────────────────────────────────────────────────────
 
-// CSI, OSC (BEL or ST terminated), other two-byte escapes, then lone ESC.
+// CSI, OSC (BEL or ST terminated), DCS/SOS/PM/APC strings, escapes with
+// intermediates (ESC ( B), other two-byte escapes (ESC c), a lone ESC, C1 CSI.
 const ANSI =
   // deno-lint-ignore no-control-regex
-  /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[@-Z\\-_]|\x1b|\x9b[0-?]*[ -/]*[@-~]/g;
+  /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[ -/]+[0-~]|\x1b[@-~]|\x1b|\x9b[0-?]*[ -/]*[@-~]/g;
 
 /** Invalid UTF-8 replaced (U+FFFD), ANSI escapes removed [EX-4]. */
 export function cleanText(bytes: Uint8Array): string {
