@@ -48,6 +48,12 @@ export function ChatView(p: ChatViewProps) {
     followingNow.current = following;
   }, [following]);
   const prevHeight = useRef(0);
+  /** The scrollTop our last pin to the bottom set (null once the operator scrolled). */
+  const pinnedAt = useRef<number | null>(null);
+  const pin = (el: HTMLElement) => {
+    el.scrollTop = el.scrollHeight;
+    pinnedAt.current = el.scrollTop;
+  };
   const prepending = useRef(false);
 
   const lastTurn = p.turns.at(-1)?.id ?? null;
@@ -61,7 +67,7 @@ export function ChatView(p: ChatViewProps) {
     const content = inner.current;
     if (!el || !content || typeof ResizeObserver === "undefined") return;
     const ro = new ResizeObserver(() => {
-      if (followingNow.current && !prepending.current) el.scrollTop = el.scrollHeight;
+      if (followingNow.current && !prepending.current) pin(el);
     });
     ro.observe(content);
     return () => ro.disconnect();
@@ -75,7 +81,7 @@ export function ChatView(p: ChatViewProps) {
       el.scrollTop += el.scrollHeight - prevHeight.current;
       prepending.current = false;
     } else if (following) {
-      el.scrollTop = el.scrollHeight;
+      pin(el);
     }
     prevHeight.current = el.scrollHeight;
   }, [p.turns, p.runs, following, p.conversationId]);
@@ -83,6 +89,10 @@ export function ChatView(p: ChatViewProps) {
   const onScroll = () => {
     const el = ref.current;
     if (!el) return;
+    // The scroll event of our own pin can arrive after the content grew again: it is not the
+    // operator scrolling away (only a position we did not set is).
+    if (pinnedAt.current !== null && Math.abs(el.scrollTop - pinnedAt.current) < 1) return;
+    pinnedAt.current = null;
     const atBottom = isNearBottom(el.scrollTop, el.clientHeight, el.scrollHeight);
     if (atBottom !== following) setFollowing(atBottom);
   };
@@ -96,7 +106,7 @@ export function ChatView(p: ChatViewProps) {
   // An instant jump (following re-runs the layout effect, which pins the bottom anyway).
   const backToLatest = () => {
     const el = ref.current;
-    if (el) el.scrollTop = el.scrollHeight;
+    if (el) pin(el);
     setFollowing(true);
   };
 
