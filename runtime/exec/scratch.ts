@@ -181,6 +181,7 @@ export class ScratchCopy {
       scFd = this.openRoot();
       if (scFd < 0) return { ok: false, code: "unsafe_path" };
       const s: SyncState = {
+        first,
         base: this.base,
         owner: this.#o.owner,
         bounds: this.#bounds,
@@ -241,6 +242,8 @@ export class ScratchCopy {
 }
 
 interface SyncState {
+  /** The copy is new and empty: nothing in it needs to be looked at or replaced. */
+  first: boolean;
   base: ScratchBase;
   owner: ScratchOwner | null;
   bounds: ScratchBounds;
@@ -358,6 +361,7 @@ function syncDir(
 
 /** Opens (or makes) directory `name` in the scratch; anything else at the name is removed. */
 function ensureDir(s: SyncState, scFd: number, name: string, mode: number): number {
+  if (s.first) return makeDirIn(scFd, name, mode, s.owner);
   const cur = lstatIn(scFd, name);
   if (cur.ok && (cur.st.mode & S_IFMT) === S_IFDIR) {
     const fd = openDirIn(scFd, name);
@@ -386,7 +390,7 @@ function copyFileIn(
   }
   try {
     // The workspace wins: whatever the scratch holds at this name is replaced.
-    if (lstatIn(scFd, name).ok && !removeEntryAt(scFd, name)) {
+    if (!s.first && lstatIn(scFd, name).ok && !removeEntryAt(scFd, name)) {
       return { ok: false, code: "storage_full" };
     }
     const before = identityOf(src.st);
