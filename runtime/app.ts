@@ -129,6 +129,7 @@ export function createApp(opts: AppOptions): App {
     log: opts.log,
     testHooks: opts.runTestHooks ?? NO_RUN_TEST_HOOKS,
     runner: { runCommand, runBoundedBash, runRuntimeCompile },
+    mcp: extensions,
   });
   agents.attachRunControl({ cancelAgentWork: (id, why) => runs.cancelAgentWork(id, why) });
   // [CV-6] Runs left running by a previous process become interrupted before serving.

@@ -356,7 +356,9 @@ export const MCP_TOOL_NAME_MAX_BYTES = 64;
 export const MCP_TOOL_DESCRIPTION_MAX_CHARS = 300;
 /** Arguments of one MCP tool that map onto the ToolSpec subset. */
 export const MCP_TOOL_ARGS_MAX = 16;
-/** The text of one MCP tool result kept as the canonical result (beyond: mcp_response_too_large). */
-export const MCP_RESULT_TEXT_MAX_BYTES = 48 * KiB;
+/** Model-chosen arguments of one MCP call (they are journaled whole in one ≤ 64 KiB event). */
+export const MCP_ARGS_MAX_BYTES = 48 * KiB;
+/** One MCP tool result as the canonical result (the `tool.call.completed` event keeps ≤ 32 KiB). */
+export const MCP_RESULT_TEXT_MAX_BYTES = 32 * KiB;
 /** The tools one Run offers the model: the built-ins plus enabled MCP tools. */
 export const TOOLSET_TOOLS_MAX = 64;

@@ -21,8 +21,8 @@
  */
 import { escapeName } from "../display_name.ts";
 import {
+  MCP_ARGS_MAX_BYTES,
   MCP_CALL_TIMEOUT_MS,
-  MCP_REQUEST_MAX_BYTES,
   MCP_TOOL_ARGS_MAX,
   MCP_TOOL_DESCRIPTION_MAX_CHARS,
   MCP_TOOL_NAME_MAX_BYTES,
@@ -285,7 +285,7 @@ export function mapTools(
         default_policy: "ask",
         timeout_ms: MCP_CALL_TIMEOUT_MS,
         cancellable: true,
-        input_max_bytes: MCP_REQUEST_MAX_BYTES,
+        input_max_bytes: MCP_ARGS_MAX_BYTES,
         output_max_bytes: TOOL_RESULT_PROJECTION_MAX_BYTES * 16,
       },
     });

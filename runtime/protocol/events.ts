@@ -12,7 +12,7 @@
  */
 import * as z from "zod";
 import { isErrorCode } from "../errors.ts";
-import { USAGE_ROWS_PER_RUN_MAX } from "../limits.ts";
+import { TOOLSET_TOOLS_MAX, USAGE_ROWS_PER_RUN_MAX } from "../limits.ts";
 import { CallIdSchema, DigestSchema, IdSchema, ToolIdSchema } from "./worker_frames.ts";
 
 const Code = z.string().max(64).refine(isErrorCode);
@@ -29,7 +29,7 @@ export const PAYLOADS = {
     plan_id: IdSchema,
     plan_digest: DigestSchema,
     toolset_digest: DigestSchema,
-    tool_ids: z.array(ToolIdSchema).max(16),
+    tool_ids: z.array(ToolIdSchema).max(TOOLSET_TOOLS_MAX),
     section_count: Count,
     history_count: Count,
     /** Completed Turns left out by the history read bound (absent: none). */

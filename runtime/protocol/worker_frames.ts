@@ -19,6 +19,7 @@ import {
   MODEL_RESULT_CALLS_MAX,
   RUN_DEADLINE_MIN_MS,
   RUN_DEADLINE_MS,
+  TOOLSET_TOOLS_MAX,
   WORKER_MODEL_CALLS_MAX,
   WORKER_TOOL_CALLS_MAX,
 } from "../limits.ts";
@@ -32,7 +33,10 @@ const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const DigestSchema = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 export const IdSchema = z.string().regex(ID);
 /** Stable tool ids like `file/read_text` [TL-1]. */
-export const ToolIdSchema = z.string().regex(/^[a-z]{2,16}\/[a-z_]{2,32}$/);
+/** A built-in tool id, or an extension tool `mcp/<server>/<tool>` [LC-5]. */
+export const ToolIdSchema = z.string().regex(
+  /^(?:[a-z]{2,16}\/[a-z_]{2,32}|mcp\/[a-z][a-z0-9-]{0,15}\/[A-Za-z0-9_-]{1,64})$/,
+);
 /** Call ids are minted by the Control Plane, never by the model. */
 export const CallIdSchema = z.string().regex(/^call-[1-9][0-9]?$/).refine((s) =>
   Number(s.slice(5)) <= CALL_ID_MAX
@@ -49,7 +53,7 @@ export type Ref = z.infer<typeof RefSchema>;
 export const ToolsetRefSchema = z.object({
   id: IdSchema,
   digest: DigestSchema,
-  tool_ids: z.array(ToolIdSchema).max(16),
+  tool_ids: z.array(ToolIdSchema).max(TOOLSET_TOOLS_MAX),
 }).strict();
 export type ToolsetRef = z.infer<typeof ToolsetRefSchema>;
 

@@ -9,6 +9,7 @@
  * after which the Run is no longer active; the Worker is then closed (killed
  * after the cancel grace) or, without one, the Run root removed.
  */
+import type { McpPort } from "./turn_context.ts";
 import type { ContextPlan } from "../context/plan.ts";
 import { AppError } from "../errors.ts";
 import { agentRuntimeRel, type HomeLayout } from "../home.ts";
@@ -38,6 +39,8 @@ export interface ExecutionDeps {
   workspaceDir(agentId: string): string;
   /** The runner [EX-1]; null ⇒ the exec tools are denied. */
   runner: RunnerPort | null;
+  /** MCP servers [LC-5]; null ⇒ no extension calls. */
+  mcp?: McpPort | null;
   /** Aborts the Run (once) for `reason`. */
   abort(runId: string, reason: "deadline"): void;
 }
@@ -112,6 +115,7 @@ export async function executeRun(
       approvals: x.approvals,
       reasoning: x.reasoning,
       exec,
+      mcp: deps.mcp ?? undefined,
     });
     if (terminal.state === "failed" && terminal.code === "worker_crashed") {
       terminal = await crashTerminal(w.exited, terminal, CANCEL_GRACE_MS);

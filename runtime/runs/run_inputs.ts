@@ -29,7 +29,8 @@ import { canonicalJson, domainDigest } from "../protocol/digest.ts";
 import { getConversation, pageTurns } from "../store/agent_state_store.ts";
 import { completedTurnIdsBefore } from "../store/run_store.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
-import type { ToolCatalog } from "../tools/catalog.ts";
+import { sealCatalog, type ToolCatalog, type ToolSpec } from "../tools/catalog.ts";
+import { TOOLSET_TOOLS_MAX } from "../limits.ts";
 import { type EffectiveToolSet, resolveToolSet } from "../tools/policy.ts";
 import { readInstructionFile } from "../workspace/instruction_file.ts";
 
@@ -69,6 +70,8 @@ export interface RunInputsOptions {
   catalog: ToolCatalog;
   /** Whether a runner executes the exec tools [EX-1]. @default false */
   runner?: boolean;
+  /** The Agent's enabled extension tools [LC-5]; absent ⇒ none. */
+  extensionSpecs?: (agentId: string) => ToolSpec[];
 }
 
 export type RunInputs = ReturnType<typeof createRunInputs>;
@@ -109,12 +112,18 @@ export function createRunInputs(opts: RunInputsOptions) {
     return (opts.agents.requireUsable(agentId).reasoning ?? 1) === 1;
   }
 
-  function toolsetFor(toolsCapable: boolean): EffectiveToolSet {
+  function toolsetFor(agentId: string, toolsCapable: boolean): EffectiveToolSet {
+    // The Agent's enabled MCP tools join the built-ins, up to the toolset bound [LC-5].
+    const extra = opts.extensionSpecs?.(agentId) ?? [];
+    const cat = extra.length === 0 ? catalog : sealCatalog([
+      ...catalog.specs,
+      ...extra.slice(0, Math.max(0, TOOLSET_TOOLS_MAX - catalog.specs.length)),
+    ]);
     const rules = toolsCapable
       ? (opts.runner ? [] : NO_RUNNER_RULES)
-      : catalog.specs.map((s) => ({ tool_id: s.id, decision: "deny" as const }));
+      : cat.specs.map((s) => ({ tool_id: s.id, decision: "deny" as const }));
     // Browser Runs are interactive: `ask` tools wait for the operator's approval [TL-2].
-    return resolveToolSet({ catalog, rules, interactive: true, id: crypto.randomUUID() });
+    return resolveToolSet({ catalog: cat, rules, interactive: true, id: crypto.randomUUID() });
   }
 
   function usageScope(modelId: string, toolset: EffectiveToolSet): string {
@@ -135,7 +144,7 @@ export function createRunInputs(opts: RunInputsOptions) {
     if (!prof.ok) throw new AppError(prof.code === "model_not_found" ? "model_unknown" : prof.code);
     const instr = readInstructionFile(workspaceDir(agentId));
     if (!instr.ok) throw new AppError(instr.code, "instruction file refused");
-    const toolset = toolsetFor(prof.profile.capabilities.tools);
+    const toolset = toolsetFor(agentId, prof.profile.capabilities.tools);
     return {
       db,
       conv,

@@ -21,6 +21,7 @@
  *   `outcome_unknown` (never re-dispatched), usage leftovers `incomplete`, and
  *   every Run root is removed.
  */
+import type { McpPort } from "./turn_context.ts";
 import type { AgentService } from "../agents/service.ts";
 import { isCommandInput } from "../protocol/command_input.ts";
 import { admit } from "../context/admission.ts";
@@ -73,6 +74,8 @@ export interface RunServiceOptions {
   testHooks?: RunTestHooks;
   /** The runner [EX-1]. @default none: the exec tools are denied */
   runner?: RunnerPort;
+  /** MCP servers [LC-5]. @default none: no extension tools */
+  mcp?: McpPort;
 }
 
 export interface SubmitBody {
@@ -162,6 +165,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
     broker: opts.broker,
     catalog,
     runner: opts.runner !== undefined,
+    extensionSpecs: opts.mcp ? (agentId) => opts.mcp!.specsFor(agentId) : undefined,
   });
   const { stateDb, workspaceDir, defaultModelId, reasoningOf, limitsOf, prepare, usageScope } =
     inputs;
@@ -175,6 +179,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
     spawnWorker,
     workspaceDir,
     runner: opts.runner ?? null,
+    mcp: opts.mcp ?? null,
     abort: (runId: string, reason: "deadline") => active.abort(runId, reason),
   };
 

@@ -44,6 +44,10 @@ import { EXEC_TOOL_EXECUTORS, prepareExecTool } from "../exec/exec_tools.ts";
 import type { ReadReceipt } from "../tools/file_read_text.ts";
 import type { MutationBinding } from "../tools/mutation_plan.ts";
 import type { ToolArgs } from "../tools/policy.ts";
+import { escapeName } from "../display_name.ts";
+import { parseMcpToolId } from "../extensions/tool_map.ts";
+import { previewOf } from "../tools/mutation_plan.ts";
+import { domainDigest as hexDigest } from "../tools/text.ts";
 
 type Gated =
   | {
@@ -93,6 +97,27 @@ function gatedExec(ctx: TurnContext, toolId: string, args: ToolArgs, callId: str
 }
 import type { Pending } from "./turn_state.ts";
 
+/** An MCP call behind its approval [LC-5]: server, tool and the full arguments are shown. */
+function gatedMcp(ctx: TurnContext, toolId: string, args: ToolArgs, callId: string): Gated {
+  const id = parseMcpToolId(toolId);
+  const mcp = ctx.mcp;
+  if (!id || !mcp) return { ok: false, code: "tool_denied" };
+  const shown = escapeName(JSON.stringify(args, null, 2));
+  return {
+    ok: true,
+    preview: previewOf(
+      `MCP server: ${id.server}\nTool: ${id.tool}\nExecutor: ${mcp.executorOf(toolId)}\n` +
+        `Arguments:\n${shown}\n`,
+    ),
+    planDigest: hexDigest(
+      "agent-builder/mcp-call/v1",
+      canonicalJson([callId, toolId, args]),
+    ),
+    executor: mcp.executorOf(toolId),
+    commit: () => mcp.call(toolId, args, ctx.signal),
+  };
+}
+
 /** `digest`/`bytes` describe the canonical result (what a collapse receipt names). */
 export type ToolRun =
   | { ok: true; digest: string; bytes: number; projection: string; fatal: ErrorCode | null }
@@ -139,6 +164,7 @@ export async function runToolCall(
     operationDispatched(db, opId, executor, now());
     dispatched = true;
   };
+  const isMcp = tool !== undefined && parseMcpToolId(tool.spec.id) !== null;
   if (!tool || !check.ok) {
     result = { ok: false, code: "tool_invalid_arguments" };
   } else if (tool.decision === "allow" && Object.hasOwn(READ_TOOL_EXECUTORS, tool.spec.id)) {
@@ -147,9 +173,14 @@ export async function runToolCall(
     if (result.ok && result.receipt) {
       ctx.approvals?.receipts.set(result.receipt.path, result.receipt);
     }
+  } else if (tool.decision === "allow" && isMcp && ctx.mcp) {
+    // An operator rule may allow an MCP tool [TL-9]; it still goes through the ledger.
+    dispatch(ctx.mcp.executorOf(tool.spec.id));
+    result = await ctx.mcp.call(tool.spec.id, check.args, ctx.signal);
   } else if (
     tool.decision === "ask" && ctx.approvals &&
     (Object.hasOwn(MUTATION_TOOL_EXECUTORS, tool.spec.id) ||
+      (isMcp && ctx.mcp !== undefined) ||
       (ctx.exec !== undefined && Object.hasOwn(EXEC_TOOL_EXECUTORS, tool.spec.id)))
   ) {
     const a = ctx.approvals;
@@ -162,7 +193,9 @@ export async function runToolCall(
     const path = typeof check.args.path === "string" ? check.args.path : "";
     // File mutations and the exec tools share one approval path: a preview, a bound
     // plan digest, and a commit that runs only after the decision [TL-2, TL-6, EX-5].
-    const prep = ctx.exec !== undefined && Object.hasOwn(EXEC_TOOL_EXECUTORS, tool.spec.id)
+    const prep = isMcp
+      ? gatedMcp(ctx, tool.spec.id, check.args, p.ref.call_id)
+      : ctx.exec !== undefined && Object.hasOwn(EXEC_TOOL_EXECUTORS, tool.spec.id)
       ? gatedExec(ctx, tool.spec.id, check.args, p.ref.call_id)
       : gatedMutation(tool.spec.id, ctx.workspaceDir, check.args, a.receipts.get(path), binding);
     if (!prep.ok) result = prep;

@@ -15,8 +15,24 @@ import type {
 } from "../protocol/worker_frames.ts";
 import type { ReadReceipt } from "../tools/file_read_text.ts";
 import type { RunExec } from "../exec/run_exec.ts";
+import type { ErrorCode } from "../errors.ts";
+import type { ToolSpec } from "../tools/catalog.ts";
 import type { Approvals } from "./approvals.ts";
 import type { RunRecorder } from "./run_recorder.ts";
+
+/** The extension (MCP) servers as a Run uses them [LC-5]. */
+export interface McpPort {
+  /** One tools/call of a tool the Agent's toolset offered; text-only canonical result. */
+  call(
+    toolId: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<{ ok: true; text: string } | { ok: false; code: ErrorCode }>;
+  /** The operation-ledger executor identity (server and pinned address). */
+  executorOf(toolId: string): string;
+  /** The Agent's enabled extension tools. */
+  specsFor(agentId: string): ToolSpec[];
+}
 
 /** The Control Plane's view of a Worker's IPC channel. */
 export interface WorkerChannel {
@@ -59,6 +75,8 @@ export interface TurnContext {
   reasoning?: boolean;
   /** The Run's scratch copy and change sets [EX-2..5]; absent ⇒ no runner, exec tools denied. */
   exec?: RunExec;
+  /** MCP servers [LC-5]; absent ⇒ every `mcp/…` call is denied. */
+  mcp?: McpPort;
 }
 
 export function argsDigest(args: unknown): string {

@@ -71,7 +71,8 @@ export const ToolSpecSchema = z.object({
   id: ToolIdSchema,
   version: z.literal(3),
   description: z.string().min(1).max(400),
-  args: z.record(z.string().regex(/^[a-z_]{1,32}$/), ArgSchema),
+  // Built-in argument names are lower-case; extension tools [LC-5] keep their own case.
+  args: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,31}$/), ArgSchema),
   result: z.object({ kind: z.literal("text"), trust: z.literal("untrusted_tool_output") }).strict(),
   attributes: z.object({
     read: z.boolean(),
@@ -336,12 +337,18 @@ export function sealCatalog(specs: readonly ToolSpec[] = BUILTIN_TOOL_SPECS): To
   return Object.freeze({ specs: sealed, get: (id: string) => byId.get(id) });
 }
 
-/** Ollama function names cannot carry `/`; the mapping is fixed and reversible. */
+/**
+ * Ollama function names cannot carry `/`; the mapping is fixed and reversible:
+ * `file/read_text` ⇔ `file__read_text`, `mcp/<server>/<tool>` ⇔
+ * `mcp__<server>__<tool>` (server names have no `_`, so the split is unique).
+ */
 export function providerToolName(id: string): string {
-  return id.replace("/", "__");
+  return id.replaceAll("/", "__");
 }
 
 export function toolIdFromProviderName(name: string): string | null {
+  const x = /^mcp__([a-z][a-z0-9-]{0,15})__([A-Za-z0-9_-]{1,64})$/.exec(name);
+  if (x) return `mcp/${x[1]}/${x[2]}`;
   const m = /^([a-z]{2,16})__([a-z_]{2,32})$/.exec(name);
   return m ? `${m[1]}/${m[2]}` : null;
 }
