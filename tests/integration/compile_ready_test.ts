@@ -11,7 +11,19 @@ Deno.test("the single-file bundle serves /health and / from an empty directory",
   try {
     const bundle = `${work}/agent-builder.js`;
     const b = await new Deno.Command(DENO, {
-      args: ["bundle", "--quiet", "--config", `${REPO}/deno.json`, "-o", bundle, `${REPO}/main.ts`],
+      // typescript (the runtime-compile checker) tries an optional
+      // require("source-map-support") inside a try; nothing ships that package.
+      args: [
+        "bundle",
+        "--quiet",
+        "--config",
+        `${REPO}/deno.json`,
+        "--external",
+        "source-map-support",
+        "-o",
+        bundle,
+        `${REPO}/main.ts`,
+      ],
       cwd: REPO,
       stdout: "piped",
       stderr: "piped",
@@ -26,9 +38,11 @@ Deno.test("the single-file bundle serves /health and / from an empty directory",
         "run",
         "--quiet",
         "--no-config",
-        `--allow-read=${work}`,
+        // The account database names the sandboxes' unprivileged user [SB-7].
+        `--allow-read=${work},/etc/passwd,/etc/group`,
         `--allow-write=${work}`,
-        "--allow-net=127.0.0.1",
+        // Loopback TCP and the gateway's private Unix socket (under TMPDIR) [GW-1].
+        "--allow-net",
         "--allow-ffi",
         "--allow-env",
         "--allow-sys",
@@ -38,6 +52,7 @@ Deno.test("the single-file bundle serves /health and / from an empty directory",
         String(port),
       ],
       cwd: home,
+      env: { TMPDIR: work },
       stdout: "piped",
       stderr: "piped",
     }).spawn();
