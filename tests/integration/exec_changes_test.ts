@@ -134,6 +134,28 @@ Deno.test("exec/command and exec/apply through a real Run", async (t) => {
         assert(toolMsg[0].content.includes('"exit_code":0'), toolMsg[0].content);
         const after = await h.api("GET", `/api/agents/${h.agent}/runs/${runId}/changes`);
         assertEquals(after.body.change_set.entries[0].applied, "applied");
+        // The change-set routes: strict queries, unknown ids and paths are fixed errors.
+        const base = `/api/agents/${h.agent}/runs/${runId}/changes`;
+        const code = async (path: string) => {
+          const res = await h.api("GET", path);
+          return `${res.status}:${res.body?.error?.code}`;
+        };
+        assertEquals(await code(`${base}?bogus=1`), "422:schema_violation");
+        assertEquals(await code(`${base}/diff`), "422:schema_violation");
+        assertEquals(await code(`${base}/diff?path=nope.ts`), "404:change_set_not_found");
+        assertEquals(await code(`${base}?call_id=call-2`), "404:change_set_not_found");
+        assertEquals(await code(`${base}?call_id=x`), "404:change_set_not_found");
+        assertEquals(
+          await code(`/api/agents/${h.agent}/runs/${crypto.randomUUID()}/changes`),
+          "404:run_not_found",
+        );
+        assertEquals(
+          await code(`/api/agents/${crypto.randomUUID()}/runs/${runId}/changes`),
+          "404:agent_not_found",
+        );
+        const anon = await fetch(`${h.server.url}${base}`);
+        await anon.body?.cancel();
+        assertEquals(anon.status, 401);
         // The scratch copy went with the Run's terminal.
         assertEquals(entries(scratchRoot(h)), []);
       },
