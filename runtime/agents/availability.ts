@@ -25,6 +25,7 @@ import {
   WORKER_TOOL_CALLS_MAX,
 } from "../limits.ts";
 import { createHash } from "node:crypto";
+import { UNAVAILABLE_REASON_CODES } from "../protocol/api.ts";
 import { AppError } from "../errors.ts";
 import { agentDataRel, agentRuntimeRel } from "../home.ts";
 import { SYSTEM_AGENT_ID } from "../limits.ts";
@@ -46,11 +47,9 @@ export const UNAVAILABLE_REASONS = {
   database_schema_mismatch: "state.sqlite has a schema its migrations did not make",
   migration_failed: "state.sqlite failed to migrate",
   open_failed: "opening it failed for another reason (see the server log)",
-} as const;
+} as const satisfies Record<typeof UNAVAILABLE_REASON_CODES[number], string>;
 
-export type UnavailableReason = keyof typeof UNAVAILABLE_REASONS;
-
-export const UNAVAILABLE_REASON_CODES = Object.keys(UNAVAILABLE_REASONS) as UnavailableReason[];
+export type UnavailableReason = typeof UNAVAILABLE_REASON_CODES[number];
 
 const STATES: readonly AgentState[] = ["provisioning", "active", "upgrading", "deleting"];
 /** The range of a JavaScript Date, so a timestamp always renders. */

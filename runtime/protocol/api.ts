@@ -40,6 +40,21 @@ export const LogoutResponse = z.object({ ok: z.literal(true) }).strict();
 
 // ---------------------------------------------------------------- Agents
 
+/** [AG-5] Every fixed reason an Agent can be `unavailable` (docs/agents.md has the table). */
+export const UNAVAILABLE_REASON_CODES = [
+  "registry_row_invalid",
+  "agent_dir_unsafe",
+  "workspace_unsafe",
+  "runtime_dir_unsafe",
+  "database_unsafe",
+  "database_not_sqlite",
+  "database_corrupt",
+  "database_too_new",
+  "database_schema_mismatch",
+  "migration_failed",
+  "open_failed",
+] as const;
+
 export const AgentSchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -50,7 +65,7 @@ export const AgentSchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
   /** Why the Agent is unavailable (null when it serves) [AG-5]. */
-  unavailable_reason: z.string().nullable(),
+  unavailable_reason: z.enum(UNAVAILABLE_REASON_CODES).nullable(),
   /** The Agent's default catalog model (null: the catalog default) [MB-14]. */
   default_model_id: z.string().nullable(),
   /** Reasoning (`think`) for thinking models [MB-12]. */
