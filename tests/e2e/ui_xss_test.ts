@@ -52,8 +52,29 @@ Deno.test("XSS payloads in user and assistant text stay inert: no script runs an
     page.on("request", (r) => requested.push(r.url()));
     await createAgent(page, "XSS target");
     await createConversation(page);
-    env.ollama.enqueue(text(answer, { frameDelayMs: 5 }));
+    env.ollama.enqueue(text(answer, { frameDelayMs: 25 }));
     await send(page, userPayload);
+    // Live deltas render as Markdown too [UI-2 revised, #18]: through the same sanitizer, so the
+    // streaming view holds no markup of these kinds either (checked once a payload is on screen).
+    const liveSeen = await (await page.waitForFunction(
+      () => {
+        const live = document.querySelector(
+          "[data-testid=turn][data-state=running] [data-testid=live-markdown]",
+        );
+        if (live && (live.textContent ?? "").includes("raw link")) {
+          return live.querySelectorAll(
+              "img, script, svg, iframe, style, object, embed, [onerror], [style]",
+            )
+              .length === 0
+            ? "clean"
+            : "dirty";
+        }
+        return document.querySelector("[data-testid=turn][data-state=completed]") ? "missed" : null;
+      },
+      undefined,
+      { timeout: 30_000 },
+    )).jsonValue();
+    assert(liveSeen !== "dirty", "the live view stays inert");
     await waitForCompletedTurn(page);
     // Give any smuggled loader a chance to fire.
     await page.waitForTimeout(300);
