@@ -13,6 +13,8 @@ export interface TopBarProps {
   onToggleDetails(): void;
   /** Opens the Models view [UI-7]. */
   onOpenModels?(): void;
+  /** Opens the Extensions view [LC-5]. */
+  onOpenExtensions?(): void;
 }
 
 export function TopBar(p: TopBarProps) {
@@ -27,6 +29,10 @@ export function TopBar(p: TopBarProps) {
       ${p.onOpenModels && html`
         <button type="button" class="btn btn-sm btn-ghost"
           data-testid="open-models" onClick=${p.onOpenModels}>Models</button>
+      `}
+      ${p.onOpenExtensions && html`
+        <button type="button" class="btn btn-sm btn-ghost"
+          data-testid="open-extensions" onClick=${p.onOpenExtensions}>Extensions</button>
       `}
       <button type="button" class=${`btn btn-sm btn-ghost ${p.detailsOpen ? "active" : ""}`}
         data-testid="toggle-details" aria-pressed=${p.detailsOpen}

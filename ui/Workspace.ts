@@ -12,6 +12,7 @@ import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
 import { AgentPanel, type AgentPanelTab } from "./AgentPanel.ts";
 import { Dialog } from "./Dialog.ts";
 import { ModelsView } from "./ModelsView.ts";
+import { ExtensionsView } from "./ExtensionsView.ts";
 import { ErrorToast } from "./ErrorToast.ts";
 import { MainPane } from "./MainPane.ts";
 import { ModelBanner } from "./ModelBanner.ts";
@@ -75,6 +76,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const [navOpen, setNavOpen] = useState(false);
   const [dialog, setDialog] = useState<DialogRequest | null>(null);
   const [modelsOpen, setModelsOpen] = useState(false);
+  const [extensionsOpen, setExtensionsOpen] = useState(false);
   const [agentPanel, setAgentPanel] = useState<AgentPanelTab | null>(null);
   const [sending, setSending] = useState(false);
   const [focusTick, setFocusTick] = useState(0);
@@ -310,7 +312,8 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
           subtitle=${agent && conv ? agent.name : null} detailsOpen=${detailsOpen}
           onOpenNav=${() => (setNavOpen(true), setDetailsOpen(false))}
           onToggleDetails=${() => detailsOpen ? setDetailsOpen(false) : openDetails(detailsRun)}
-          onOpenModels=${() => setModelsOpen(true)} />
+          onOpenModels=${() => setModelsOpen(true)}
+          onOpenExtensions=${() => setExtensionsOpen(true)} />
         ${modelDown &&
           html`<${ModelBanner} reason=${
             model.health?.reason ?? null
@@ -363,6 +366,10 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
       ${agentPanel && agent && html`
         <${AgentPanel} api=${api} agent=${agent} models=${model.models} tab=${agentPanel}
           onTab=${setAgentPanel} onClose=${() => setAgentPanel(null)} />
+      `}
+      ${extensionsOpen && html`
+        <${ExtensionsView} request=${request} agent=${agent}
+          onClose=${() => setExtensionsOpen(false)} />
       `}
       ${modelsOpen && html`
         <${ModelsView} request=${request} onClose=${() => setModelsOpen(false)}

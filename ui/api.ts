@@ -11,7 +11,7 @@
  * every state change.
  */
 
-export type ApiMethod = "GET" | "POST" | "PATCH" | "DELETE";
+export type ApiMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 /** A failed request: the server's fixed code, or `network_error` / `http_<status>`. */
 export class ApiError extends Error {

@@ -102,7 +102,9 @@ function gatedMcp(ctx: TurnContext, toolId: string, args: ToolArgs, callId: stri
   const id = parseMcpToolId(toolId);
   const mcp = ctx.mcp;
   if (!id || !mcp) return { ok: false, code: "tool_denied" };
-  const shown = escapeName(JSON.stringify(args, null, 2));
+  // JSON escapes controls inside strings; the escaping makes bidi/invisible ones visible too.
+  // Line by line: the layout's own newlines stay newlines.
+  const shown = JSON.stringify(args, null, 2).split("\n").map(escapeName).join("\n");
   return {
     ok: true,
     preview: previewOf(

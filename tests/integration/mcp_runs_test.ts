@@ -96,7 +96,7 @@ Deno.test("MCP tools in a Run: approval with server, tool and full arguments; re
         ]);
         assertEquals(p.tool_id, "mcp/friendly/echo");
         assert(p.preview.includes("MCP server: friendly\nTool: echo\n"), p.preview);
-        assert(p.preview.includes('"text": "hello \\u{202E}world"'), p.preview);
+        assert(p.preview.includes('Arguments:\n{\n  "text": "hello \\u{202E}world"\n}'), p.preview);
         assertEquals(friendly.calls.length, 0, "nothing is called before the approval");
         const d = await h.api("POST", `/api/agents/${h.agent}/permissions/${p.permission_id}`, {
           decision: "approve",

@@ -45,7 +45,7 @@ import {
   type WorkspaceFile,
 } from "./types.ts";
 
-export type Method = "GET" | "POST" | "PATCH" | "DELETE";
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 /** Performs one API request; rejects with an error carrying the fixed `code`. */
 export type Requester = (method: Method, path: string, body?: unknown) => Promise<unknown>;
 
