@@ -5,8 +5,8 @@
  * Stage 1 (`runner --scratch S --tmp T --parent P [--uid U --gid G]`):
  *   setsid → close-on-exec every fd above stderr → umask 022 → rlimits
  *   (runner_policy.ts) → as root: private mount + PID namespaces (the scratch
- *   and tmp bind-mounted at /tmp/scratch and /tmp/tmp on a private 64 KiB
- *   tmpfs /tmp, so the sandbox uid reaches them whatever the modes of their
+ *   and tmp bind-mounted at <base>/scratch and <base>/tmp on a private 64 KiB
+ *   tmpfs over RUNNER_MOUNT_BASE, so the sandbox uid reaches them whatever the modes of their
  *   real parents) → no_new_privs → Landlock (runner policy) on this thread →
  *   drop every capability and switch to the sandbox uid/gid → parent-death
  *   SIGKILL → execve into stage 2.
@@ -49,14 +49,18 @@ import { landlockAbi } from "./probe.ts";
 import { dropAllCapabilities, readCapSets, type TargetIdentity } from "./capabilities.ts";
 import { installSeccompAllThreads } from "./seccomp.ts";
 import {
+  AT_SYMLINK_NOFOLLOW,
   closeFd,
   cstr,
   ECHILD,
+  EEXIST,
+  EPERM,
   hostArch,
   O_CLOEXEC,
   O_DIRECTORY,
   O_NOFOLLOW,
   O_PATH,
+  statx,
   syscall,
 } from "./libc.ts";
 import { denoRunFlags, devCodeRoots, EXIT_SANDBOX_FAILURE } from "./worker_entry.ts";
@@ -73,10 +77,16 @@ import {
   type StreamCapture,
 } from "./runner_frames.ts";
 
-/** Where a root runner sees the scratch and tmp (its private mount namespace). */
-export const RUNNER_MOUNT_BASE = "/tmp";
-export const RUNNER_SCRATCH_MOUNT = "/tmp/scratch";
-export const RUNNER_TMP_MOUNT = "/tmp/tmp";
+/**
+ * Where a root runner sees the scratch and tmp (its private mount namespace):
+ * a tmpfs over a dedicated, empty, root-owned directory. Not /tmp: the
+ * product (its executable, source tree or module cache) may itself live
+ * below /tmp, and a tmpfs there would hide it from the runner. The host's
+ * /tmp stays out of reach all the same: Landlock grants nothing there.
+ */
+export const RUNNER_MOUNT_BASE = "/var/tmp/agent-builder-runner";
+export const RUNNER_SCRATCH_MOUNT = `${RUNNER_MOUNT_BASE}/scratch`;
+export const RUNNER_TMP_MOUNT = `${RUNNER_MOUNT_BASE}/tmp`;
 /** Longest line either side sends (the compile job carries up to 64 files). */
 export const RUNNER_LINE_MAX_BYTES = 16 * 1024 * 1024;
 
@@ -250,8 +260,8 @@ function stage2DenoFlags(): string[] {
 /**
  * As root: a private mount namespace (nothing propagates back). The scratch and tmp are opened first
  * (by path, as root), then bind-mounted from those descriptors onto a fresh
- * 64 KiB tmpfs at /tmp, so their real parents (a 0700 home) need not be
- * searchable by the sandbox uid and the host's /tmp is out of sight.
+ * 64 KiB tmpfs at RUNNER_MOUNT_BASE, so their real parents (a 0700 home) need
+ * not be searchable by the sandbox uid.
  */
 function isolateMounts(scratch: string, tmp: string, readOnly: boolean): StepResult {
   const u = check("unshare_mnt", syscall("unshare", CLONE_NEWNS));
@@ -262,7 +272,7 @@ function isolateMounts(scratch: string, tmp: string, readOnly: boolean): StepRes
   );
   if (!p.ok) return p;
   // Opened inside the new namespace (a bind source must belong to it), and
-  // before the tmpfs hides /tmp (the dirs may live there).
+  // before the tmpfs covers the mount base.
   const open = (path: string) =>
     syscall("openat", -100, cstr(path), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
   const s = open(scratch);
@@ -279,6 +289,7 @@ function isolateMounts(scratch: string, tmp: string, readOnly: boolean): StepRes
     );
   try {
     const steps: Array<() => StepResult> = [
+      ensureMountBase,
       () =>
         check(
           "mount_tmpfs",
@@ -335,6 +346,24 @@ function isolateMounts(scratch: string, tmp: string, readOnly: boolean): StepRes
     closeFd(Number(s.ret));
     closeFd(Number(t.ret));
   }
+}
+
+/**
+ * The mount point itself, in the host's filesystem: created when missing and
+ * used only when it is a real directory owned by root and not writable by
+ * group or others (/var/tmp is world-writable, so anything else may have been
+ * planted there; then the runner is refused rather than mounted over it).
+ */
+function ensureMountBase(): StepResult {
+  const m = syscall("mkdirat", -100, cstr(RUNNER_MOUNT_BASE), 0o755);
+  if (m.ret < 0n && m.errno !== EEXIST) return fail("mount_base_create", m.errno);
+  const st = statx(-100, RUNNER_MOUNT_BASE, AT_SYMLINK_NOFOLLOW);
+  if (!st.ok) return fail("mount_base_stat", st.errno);
+  const fmt = st.st.mode & 0o170000;
+  if (fmt !== 0o040000 || st.st.uid !== 0 || (st.st.mode & 0o022) !== 0) {
+    return fail("mount_base_unsafe", EPERM);
+  }
+  return { ok: true };
 }
 
 function stage2Confine(stage1: number): StepResult {

@@ -82,7 +82,11 @@ import {
   type ReleaseFrame,
   RunnerToServerSchema,
 } from "../../sandbox/runner_frames.ts";
-import { RUNNER_LINE_MAX_BYTES } from "../../sandbox/runner_entry.ts";
+import {
+  RUNNER_LINE_MAX_BYTES,
+  RUNNER_SCRATCH_MOUNT,
+  RUNNER_TMP_MOUNT,
+} from "../../sandbox/runner_entry.ts";
 import type {
   BoundedText,
   CommandOutcome,
@@ -591,8 +595,8 @@ export async function runCommand(opts: RunCommandOptions): Promise<CommandResult
     handOverToSandbox(opts.scratchDir);
     handOverToSandbox(opts.tmpDir);
     const root = selfIsRoot();
-    const home = root ? "/tmp/scratch" : opts.scratchDir;
-    const tmp = root ? "/tmp/tmp" : opts.tmpDir;
+    const home = root ? RUNNER_SCRATCH_MOUNT : opts.scratchDir;
+    const tmp = root ? RUNNER_TMP_MOUNT : opts.tmpDir;
     const job: CommandJob = {
       kind: "command",
       path,

@@ -8,6 +8,7 @@ import { assertEquals } from "../helpers/assert.ts";
 import { runBoundedBash, runRuntimeCompile } from "../../runtime/exec/exec_run.ts";
 import { AppError } from "../../runtime/errors.ts";
 import { COMPILE_FILES_MAX } from "../../runtime/limits.ts";
+import { RUNNER_SCRATCH_MOUNT } from "../../sandbox/runner_entry.ts";
 
 const codeOf = async (p: Promise<unknown>) => {
   try {
@@ -24,7 +25,7 @@ Deno.test("bounded-bash runs printf, pwd, true and false in the runner", async (
   const p = await run("printf 'hello %s\\n' world");
   assertEquals([p.outcome, p.exit_code, p.output], ["exited", 0, "hello world\n"]);
   const w = await run("pwd");
-  assertEquals([w.exit_code, w.output], [0, "/tmp/scratch\n"]);
+  assertEquals([w.exit_code, w.output], [0, `${RUNNER_SCRATCH_MOUNT}\n`]);
   assertEquals((await run("true")).exit_code, 0);
   assertEquals((await run("false")).exit_code, 1);
   assertEquals(await codeOf(run("printf a | cat")), "bash_syntax_refused");
