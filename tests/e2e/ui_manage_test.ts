@@ -277,3 +277,65 @@ Deno.test("a conversation deleted elsewhere is dropped when opened, never left L
     await env.close();
   }
 });
+
+Deno.test("a conversation list that answers after the operator navigated never rewrites the address", async () => {
+  const env = await startUiEnv();
+  try {
+    const s = await login(env.server);
+    const sys = "00000000-0000-4000-8000-000000000001";
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await fetch(`${env.server.url}/api/agents/${sys}/sessions`, {
+        method: "POST",
+        headers: s.headers(),
+        body: JSON.stringify({ title: `Conversation ${i}` }),
+      });
+      assertEquals(r.status, 201);
+      ids.push((await r.json()).session.id);
+    }
+    const { page, errors } = await openLoggedIn(env);
+    await page.waitForSelector(".conv-item.active");
+    // The reloaded page's first listing (asked before the navigation) and the navigation's own
+    // listing are both held, so the stale one can answer first: the race of a loaded machine.
+    const deferred = () => {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      return { promise, resolve };
+    };
+    const arrived = [deferred(), deferred()];
+    const gates = [deferred(), deferred()];
+    let n = 0;
+    await page.route(`**/api/agents/${sys}/sessions`, async (route) => {
+      const k = route.request().method() === "GET" ? n++ : -1;
+      if (k >= 0 && k < 2) {
+        arrived[k].resolve();
+        await gates[k].promise;
+      }
+      await route.continue();
+    });
+    await page.evaluate((h) => (location.hash = h), `#/a/${sys}`);
+    await page.reload();
+    await arrived[0].promise;
+    const place = `#/a/${sys}/c/${ids[0]}`;
+    await page.evaluate((h) => (location.hash = h), place);
+    await arrived[1].promise;
+    const stale = page.waitForResponse((r) =>
+      r.url().endsWith(`/api/agents/${sys}/sessions`) && r.request().method() === "GET"
+    );
+    gates[0].resolve(); // the stale listing answers while the navigation's is still on its way
+    await stale;
+    await page.evaluate(() =>
+      new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))
+    );
+    assertEquals(await page.evaluate(() => location.hash), place);
+    gates[1].resolve();
+    await page.waitForFunction(
+      (t) => document.querySelector(".conv-item.active .conv-title")?.textContent === t,
+      "Conversation 0",
+    );
+    assertEquals(await page.evaluate(() => location.hash), place);
+    assertEquals(errors, []);
+  } finally {
+    await env.close();
+  }
+});

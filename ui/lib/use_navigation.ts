@@ -47,8 +47,22 @@ export function useNavigation(api: Api, fail: (err: unknown) => void): Navigatio
     setConvIdState(id);
   };
 
+  // Each load takes a ticket; only the latest one's answer may choose the place. An answer to a
+  // load issued before the operator navigated (a hash typed, a click) is stale: it would open
+  // its own default and write it into the URL over the place asked for since.
+  // A later load without a preference (a refresh) carries the pending wish forward.
+  const agentsTicket = useRef(0);
+  const agentsWish = useRef<string | null | undefined>(undefined);
+  const conversationsTicket = useRef(0);
+  const conversationsWish = useRef<{ agent: string; prefer: string | null } | null>(null);
+
   const loadAgents = useCallback(async (prefer?: string | null) => {
+    const ticket = ++agentsTicket.current;
+    if (prefer !== undefined) agentsWish.current = prefer;
+    else prefer = agentsWish.current;
     const list = await api.listAgents();
+    if (ticket !== agentsTicket.current) return;
+    agentsWish.current = undefined;
     setAgents(list);
     const pick = list.find((a) => a.id === prefer) ?? list.find((a) => a.id === agentId) ??
       list.find((a) => !a.system) ?? list[0] ?? null;
@@ -56,9 +70,16 @@ export function useNavigation(api: Api, fail: (err: unknown) => void): Navigatio
   }, [api, agentId]);
 
   const loadConversations = useCallback(async (agent: string, prefer?: string | null) => {
+    const ticket = ++conversationsTicket.current;
+    const wish = conversationsWish.current;
+    if (prefer !== undefined) conversationsWish.current = { agent, prefer };
+    else if (wish?.agent === agent) prefer = wish.prefer;
     const list = await api.listConversations(agent);
     // Answered after the operator moved to another Agent: that Agent loads its own list.
     if (selectedAgent.current !== agent) return;
+    // Superseded by a later load (which carries the newer wish): it decides the place.
+    if (ticket !== conversationsTicket.current) return;
+    conversationsWish.current = null;
     setConversations(list);
     setConvIdState((cur) => {
       const open = convOwner.current === agent ? cur : null;
