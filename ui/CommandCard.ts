@@ -145,5 +145,10 @@ function applySections(card: ToolCardModel): ToolCardSection[] {
   return out;
 }
 
-registerToolCardSections("exec/command", { replaceDefaults: true, sections: commandSections });
+registerToolCardSections("exec/command", {
+  replaceDefaults: true,
+  sections: commandSections,
+  // Open while the command runs, so its live output is in view; collapsed when done [UI-10].
+  openWhile: (card) => card.status === "running" && card.approval?.decision === "approve",
+});
 registerToolCardSections("exec/apply", { replaceDefaults: true, sections: applySections });

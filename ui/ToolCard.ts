@@ -25,6 +25,8 @@ export interface ToolCardExtension {
   sections(card: ToolCardModel): ToolCardSection[];
   /** Show only these sections (not arguments/result). @default false */
   replaceDefaults?: boolean;
+  /** Whether the card is open (e.g. a running command's live output); closed again when false. */
+  openWhile?(card: ToolCardModel): boolean;
 }
 
 const EXTENSIONS: { prefix: string; ext: ToolCardExtension }[] = [];
@@ -106,6 +108,7 @@ export function ToolCard({ card }: { card: ToolCardModel }) {
   const subject = cardSubject(card.args);
   return html`
     <details class=${`tool-card tool-${card.status}`} data-testid="tool-card"
+      open=${ext?.openWhile?.(card) || undefined}
       data-tool=${card.toolId} data-status=${card.status}>
       <summary>
         <span class="tool-name">${card.toolId}</span>${" "}

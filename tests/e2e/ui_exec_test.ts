@@ -48,8 +48,8 @@ Deno.test("a command card shows live output, exit and the change set; the apply 
 
     // The card, opened, shows the argv in full and the live output while the command runs.
     const card = "[data-testid=tool-card][data-tool='exec/command']";
-    await page.waitForSelector(card, { timeout: 20_000 });
-    await page.click(`${card} > summary`);
+    // It opens by itself while the command runs, so the live output is in view.
+    await page.waitForSelector(`${card}[open]`, { timeout: 20_000 });
     const argv = await page.textContent(`${card} [data-testid=command-argv]`) ?? "";
     assertEquals(argv, `$ sh -c '${SCRIPT.replaceAll("'", "'\\''")}'`);
     assert((await page.textContent(`${card} [data-testid=command-meta]`) ?? "").includes("cwd ."));
@@ -84,10 +84,9 @@ Deno.test("a command card shows live output, exit and the change set; the apply 
     assertEquals(Deno.readTextFileSync(`${ws}/f.txt`), "beta\n");
 
     // After the Run: exit code and duration, the full output, and the applied change set.
-    // (The finished Turn renders its cards afresh, collapsed [UI-10]: open it again.)
-    if (!await page.$eval(card, (d) => (d as HTMLDetailsElement).open)) {
-      await page.click(`${card} > summary`);
-    }
+    // (A finished command's card is collapsed again [UI-10]: open it.)
+    assertEquals(await page.$eval(card, (d) => (d as HTMLDetailsElement).open), false);
+    await page.click(`${card} > summary`);
     const exit = await page.textContent(`${card} [data-testid=command-exit]`) ?? "";
     assert(/^exit 0 · /.test(exit), exit);
     const out = await page.textContent(`${card} [data-testid=command-output]`) ?? "";
