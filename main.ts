@@ -18,7 +18,7 @@ Commands:
                           serve the web UI and API (--model, repeatable ≤ 32: the catalog is
                           exactly these models, in order; default: every model Ollama has;
                           as root, Workers and commands run as --runner-user)
-        [--mcp NAME=URL]... [--mcp-allow-ip ADDR]...
+        [--mcp NAME=URL]... [--mcp-allow-ip ADDR]... [--mcp-ca NAME=FILE]...
                           MCP servers (≤ 8; https, or http to an allowlisted IP literal);
                           each Agent enables them in Extensions (default none)
   rotate-token [--home DIR] [--generate]

@@ -57,7 +57,7 @@ export interface AppOptions {
   /** `--model` (repeatable), `--default-model`, `--max-window` [MB-10]. */
   catalog?: Omit<CatalogOptions, "ollamaUrl" | "timeouts">;
   /** `--mcp NAME=URL` servers and `--mcp-allow-ip` literals [LC-5]. @default none */
-  extensions?: { cli: { name: string; url: string }[]; allowIps: string[] };
+  extensions?: { cli: { name: string; url: string; ca?: string }[]; allowIps: string[] };
 }
 
 export interface App {

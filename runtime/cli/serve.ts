@@ -43,7 +43,8 @@ export function takeRepeated(
 export function parseExtensionFlags(
   mcp: readonly string[],
   allow: readonly string[],
-): { cli: { name: string; url: string }[]; allowIps: string[] } {
+  ca: readonly string[] = [],
+): { cli: { name: string; url: string; ca?: string }[]; allowIps: string[] } {
   const allowIps: string[] = [];
   for (const v of allow) {
     const ip = parseAllowIp(v);
@@ -53,7 +54,7 @@ export function parseExtensionFlags(
   if (mcp.length > MCP_SERVERS_MAX) {
     throw new UsageError(`at most ${MCP_SERVERS_MAX} --mcp servers`);
   }
-  const cli: { name: string; url: string }[] = [];
+  const cli: { name: string; url: string; ca?: string }[] = [];
   for (const v of mcp) {
     let c;
     try {
@@ -64,6 +65,22 @@ export function parseExtensionFlags(
     if (cli.some((x) => x.name === c.name)) throw new UsageError(`--mcp ${c.name} given twice`);
     cli.push(c);
   }
+  // `--mcp-ca NAME=FILE`: an extra PEM CA for that server's TLS (read now, ≤ 16 KiB).
+  for (const v of ca) {
+    const i = v.indexOf("=");
+    const entry = cli.find((c) => i > 0 && c.name === v.slice(0, i));
+    if (!entry) throw new UsageError("--mcp-ca needs NAME=FILE for a NAME given with --mcp");
+    let pem: string;
+    try {
+      pem = Deno.readTextFileSync(v.slice(i + 1));
+    } catch {
+      throw new UsageError(`--mcp-ca ${entry.name}: the file cannot be read`);
+    }
+    if (pem.length > 16384 || !pem.includes("-----BEGIN CERTIFICATE-----")) {
+      throw new UsageError(`--mcp-ca ${entry.name}: not a PEM certificate of at most 16 KiB`);
+    }
+    entry.ca = pem;
+  }
   return { cli, allowIps };
 }
 
@@ -72,8 +89,9 @@ export async function serveCommand(argv: string[], hooks: ServeHooks = {}): Prom
   const { values: models, rest: rest0 } = takeRepeated(argv, "model");
   // Extensions [LC-5]: `--mcp NAME=URL` (repeatable, ≤ 8), `--mcp-allow-ip ADDR` (repeatable).
   const { values: allowRaw, rest: rest1 } = takeRepeated(rest0, "mcp-allow-ip");
-  const { values: mcpRaw, rest } = takeRepeated(rest1, "mcp");
-  const extensions = parseExtensionFlags(mcpRaw, allowRaw);
+  const { values: caRaw, rest: rest2 } = takeRepeated(rest1, "mcp-ca");
+  const { values: mcpRaw, rest } = takeRepeated(rest2, "mcp");
+  const extensions = parseExtensionFlags(mcpRaw, allowRaw, caRaw);
   const a = parseArgs(rest, {
     flags: ["host", "port", "home", "ollama", "default-model", "max-window", "runner-user"],
   });

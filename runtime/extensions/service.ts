@@ -81,8 +81,8 @@ export interface ExtensionServiceOptions {
   registryDb: DatabaseSync;
   /** `--mcp-allow-ip`: exact IP literals (canonical). */
   allowIps: readonly string[];
-  /** `--mcp NAME=URL`, already validated. */
-  cli: readonly { name: string; url: string }[];
+  /** `--mcp NAME=URL` (with its `--mcp-ca` PEM), already validated. */
+  cli: readonly { name: string; url: string; ca?: string }[];
   log: Logger;
   resolver?: Resolver;
   now?: () => number;
@@ -134,7 +134,7 @@ export function createExtensionService(opts: ExtensionServiceOptions) {
   }
 
   for (const c of opts.cli.slice(0, MCP_SERVERS_MAX)) {
-    entries.set(c.name, entryOf(c.name, c.url, "cli", null));
+    entries.set(c.name, entryOf(c.name, c.url, "cli", c.ca ?? null));
   }
   for (const r of listExtensionRows(opts.registryDb)) {
     if (entries.has(r.name) || entries.size >= MCP_SERVERS_MAX) continue;

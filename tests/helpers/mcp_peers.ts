@@ -318,6 +318,34 @@ export function startHostilePeer(): Peer {
         return new Response(`{"jsonrpc":"1.0","id":${JSON.stringify(id)},"result":[]`, {
           headers: { "content-type": "application/json" },
         });
+      case "/mcp/drip": {
+        // An SSE stream that stays open and sends a comment now and then, never the answer.
+        let timer: ReturnType<typeof setInterval> | undefined;
+        const stream = new ReadableStream<Uint8Array>({
+          start(c) {
+            timer = setInterval(() => c.enqueue(new TextEncoder().encode(": keepalive\n\n")), 200);
+          },
+          cancel() {
+            clearInterval(timer);
+          },
+        });
+        req.signal.addEventListener("abort", () => clearInterval(timer));
+        return new Response(stream, { headers: { "content-type": "text/event-stream" } });
+      }
+      case "/mcp/rpc-error":
+        return Response.json({
+          jsonrpc: "2.0",
+          id,
+          error: { code: -32601, message: "Method not found" },
+        });
+      case "/mcp/not-utf8":
+        return new Response(new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]), {
+          headers: { "content-type": "application/json" },
+        });
+      case "/mcp/text-plain":
+        return new Response(JSON.stringify({ jsonrpc: "2.0", id, result: { tools: [] } }), {
+          headers: { "content-type": "text/plain" },
+        });
       case "/mcp/wrong-id":
         return Response.json({ jsonrpc: "2.0", id: 999, result: { tools: [] } });
       default:
@@ -379,7 +407,8 @@ export async function makeCerts(dir: string, name: string): Promise<{
     "-subj",
     `/CN=${name}`,
   ]);
-  await Deno.writeTextFile(`${dir}/ext.cnf`, `subjectAltName=DNS:${name}\n`);
+  const san = /^[0-9.]+$/.test(name) ? `IP:${name}` : `DNS:${name}`;
+  await Deno.writeTextFile(`${dir}/ext.cnf`, `subjectAltName=${san}\n`);
   await run([
     "x509",
     "-req",
@@ -414,7 +443,7 @@ export async function makeCerts(dir: string, name: string): Promise<{
     "-subj",
     `/CN=${name}`,
     "-addext",
-    `subjectAltName=DNS:${name}`,
+    `subjectAltName=${san}`,
   ]);
   const read = (f: string) => Deno.readTextFile(`${dir}/${f}`);
   return {

@@ -8,7 +8,7 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { apiClient, codeOf } from "../helpers/agents_api.ts";
 import { login } from "../helpers/login.ts";
-import { startFriendlyPeer, startHostilePeer } from "../helpers/mcp_peers.ts";
+import { makeCerts, startFriendlyPeer, startHostilePeer } from "../helpers/mcp_peers.ts";
 import { DENO, REPO, RUN_FLAGS, startTestServer } from "../helpers/server.ts";
 import { makeTempHome } from "../helpers/home.ts";
 import { SYSTEM_AGENT_ID } from "../../runtime/limits.ts";
@@ -164,10 +164,51 @@ Deno.test("serve refuses a bad --mcp or --mcp-allow-ip with exit 2 before anythi
     assertEquals(await code(["--mcp", "x=http://127.0.0.1:1/mcp"]), 2);
     assertEquals(await code(["--mcp", "noequals"]), 2);
     assertEquals(await code(["--mcp-allow-ip", "localhost"]), 2);
+    assertEquals(await code(["--mcp-ca", "x=/nonexistent"]), 2);
+    assertEquals(
+      await code(["--mcp", "x=https://example.com/mcp", "--mcp-ca", "x=/nonexistent"]),
+      2,
+    );
     const nine = Array.from({ length: 9 }, (_, i) => ["--mcp", `s${i}=https://example.com/${i}`])
       .flat();
     assertEquals(await code(nine), 2);
   } finally {
     await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("serve --mcp-ca NAME=FILE lets that server's TLS chain to the given CA; without it the certificate is refused", async () => {
+  const dir = await Deno.makeTempDir();
+  const home = makeTempHome();
+  const c = await makeCerts(dir, "127.0.0.1");
+  await Deno.writeTextFile(`${dir}/ca.pem`, c.ca);
+  const peer = startFriendlyPeer({ tls: { cert: c.cert, key: c.key } });
+  const url = `https://127.0.0.1:${peer.port}/mcp`;
+  const server = await startTestServer({
+    home,
+    args: [
+      "--ollama",
+      "http://127.0.0.1:9",
+      "--mcp-allow-ip",
+      "127.0.0.1",
+      "--mcp",
+      `withca=${url}`,
+      "--mcp",
+      `noca=${url}`,
+      "--mcp-ca",
+      `withca=${dir}/ca.pem`,
+    ],
+  });
+  try {
+    const api = apiClient(server, await login(server));
+    const w = await settled(api, "withca");
+    assertEquals([w.state, w.code, w.tools.length], ["ready", null, 3]);
+    const n = await settled(api, "noca");
+    assertEquals([n.state, n.code], ["error", "mcp_tls_failed"]);
+  } finally {
+    await server.stop();
+    await peer.close();
+    await Deno.remove(home, { recursive: true });
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -161,7 +161,7 @@ Deno.test("a request of exactly 64 KiB is sent; one byte more is refused before 
     assertEquals(peer.calls.length, 1, "the oversized call never reached the server");
   }));
 
-Deno.test("HTTP 500, a redirect, malformed JSON-RPC and a wrong id each get their fixed code", () =>
+Deno.test("HTTP 500, a redirect, malformed JSON-RPC, a wrong id, a JSON-RPC error, bad UTF-8 and a wrong content type each get their fixed code", () =>
   withPeer(startHostilePeer(), async (peer) => {
     const code = async (path: string) => {
       const r = await listTools(await endpoint(`${peer.url}${path}`));
@@ -171,6 +171,9 @@ Deno.test("HTTP 500, a redirect, malformed JSON-RPC and a wrong id each get thei
     assertEquals(await code("/mcp/redirect"), "mcp_redirect_refused");
     assertEquals(await code("/mcp/malformed"), "mcp_protocol_error");
     assertEquals(await code("/mcp/wrong-id"), "mcp_protocol_error");
+    assertEquals(await code("/mcp/rpc-error"), "mcp_server_error");
+    assertEquals(await code("/mcp/not-utf8"), "mcp_protocol_error");
+    assertEquals(await code("/mcp/text-plain"), "mcp_protocol_error");
     // The redirect was answered once and not followed anywhere.
     assertEquals(peer.hits.get("/mcp/redirect"), 1);
   }));
@@ -180,10 +183,14 @@ Deno.test("a server that is down is mcp_unreachable", async () => {
   assertEquals(r, { ok: false, code: "mcp_unreachable" });
 });
 
-Deno.test("a server that never answers is cut at the 10 s call bound: mcp_timeout", () =>
+Deno.test("a server that never answers, or drips an SSE stream, is cut at the 10 s call bound: mcp_timeout", () =>
   withPeer(startHostilePeer(), async (peer) => {
-    const r = await listTools(await endpoint(`${peer.url}/mcp/slow`));
-    assertEquals(r, { ok: false, code: "mcp_timeout" });
+    const [slow, drip] = await Promise.all([
+      listTools(await endpoint(`${peer.url}/mcp/slow`)),
+      listTools(await endpoint(`${peer.url}/mcp/drip`)),
+    ]);
+    assertEquals(slow, { ok: false, code: "mcp_timeout" });
+    assertEquals(drip, { ok: false, code: "mcp_timeout" });
   }));
 
 Deno.test("URL rules: https required, http only for an allowlisted IP literal; private literals refused", () => {
