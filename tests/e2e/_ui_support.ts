@@ -4,7 +4,13 @@
  * real Chromium, and helpers that drive the UI the way an operator does
  * (login through the page, create an Agent and a Conversation, send).
  */
-import { type Browser, launchBrowser, type Page, watchPageErrors } from "../helpers/browser.ts";
+import {
+  type Browser,
+  launchBrowser,
+  type Page,
+  screenshotDir,
+  watchPageErrors,
+} from "../helpers/browser.ts";
 import { readBootstrapToken } from "../helpers/login.ts";
 import { type ServerHandle, startTestServer } from "../helpers/server.ts";
 import {
@@ -157,4 +163,22 @@ export async function waitForCompletedTurn(page: Page, timeout = 45_000): Promis
   );
   const last = await handle.jsonValue() as { state: string; text: string };
   if (last.state !== "completed") throw new Error(`the Turn ended ${last.state}: ${last.text}`);
+}
+
+/**
+ * Screenshots of the page as it is at 1440×900 and 390×844, light and dark, named
+ * `<desktop|mobile>-<name>-<light|dark>.png`; the viewport and scheme are restored after.
+ */
+export async function screenshotsAllSizes(page: Page, name: string): Promise<void> {
+  const before = page.viewportSize();
+  for (const vp of [{ n: "desktop", w: 1440, h: 900 }, { n: "mobile", w: 390, h: 844 }]) {
+    await page.setViewportSize({ width: vp.w, height: vp.h });
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.waitForTimeout(300); // colour transitions and relayout settle before the capture
+      await page.screenshot({ path: `${screenshotDir()}${vp.n}-${name}-${scheme}.png` });
+    }
+  }
+  if (before) await page.setViewportSize(before);
+  await page.emulateMedia({ colorScheme: "light" });
 }

@@ -4,8 +4,13 @@
  * the dialog open with an inline message; a valid name creates the Agent.
  */
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
-import { screenshotDir } from "../helpers/browser.ts";
-import { createAgent, ensureNav, openLoggedIn, startUiEnv } from "./_ui_support.ts";
+import {
+  createAgent,
+  ensureNav,
+  openLoggedIn,
+  screenshotsAllSizes,
+  startUiEnv,
+} from "./_ui_support.ts";
 
 Deno.test("the create-agent dialog refuses empty, too long and duplicate names inline", async () => {
   const env = await startUiEnv();
@@ -30,7 +35,7 @@ Deno.test("the create-agent dialog refuses empty, too long and duplicate names i
     assertMatch(await problem("   "), /name/);
     assertMatch(await problem("x".repeat(65)), /At most 64 characters \(this is 65\)/);
     assertMatch(await problem("planner"), /already exists/);
-    await page.screenshot({ path: `${screenshotDir()}desktop-23-create-agent-invalid.png` });
+    await screenshotsAllSizes(page, "23-create-agent-invalid");
     assertEquals(posts, [], "nothing was sent");
     assertEquals(await page.getAttribute("[data-testid=dialog-input]", "aria-invalid"), "true");
     // Exactly 64 characters is fine.

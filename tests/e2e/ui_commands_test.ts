@@ -6,13 +6,13 @@
  * Approve/Deny that updates live.
  */
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { screenshotDir } from "../helpers/browser.ts";
 import type { Page } from "../helpers/browser.ts";
 import { text, textThenTool } from "../../tools/fake_ollama/scenarios.ts";
 import {
   createAgent,
   createConversation,
   openLoggedIn,
+  screenshotsAllSizes,
   send,
   startUiEnv,
   waitForCompletedTurn,
@@ -109,7 +109,7 @@ Deno.test("/permissions is a table with Approve and Deny that updates live", asy
     );
     const cells = (await row.textContent()) ?? "";
     assert(cells.includes("file/write") && cells.includes("table.md"), cells);
-    await page.screenshot({ path: `${screenshotDir()}desktop-22-permissions-table.png` });
+    await screenshotsAllSizes(page, "22-permissions-table");
     await page.click("[data-testid=permission-row] >> text=Approve");
     await page.waitForSelector("[data-testid=permissions-empty]", { timeout: 10_000 });
     await waitForCompletedTurn(page);

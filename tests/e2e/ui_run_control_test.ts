@@ -5,13 +5,13 @@
  * while a Run streams re-attaches to it and sees it finish.
  */
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
-import { screenshotDir } from "../helpers/browser.ts";
 import { inBandError, text } from "../../tools/fake_ollama/scenarios.ts";
 import {
   createAgent,
   createConversation,
   expectDraft,
   openLoggedIn,
+  screenshotsAllSizes,
   send,
   startUiEnv,
   waitForCompletedTurn,
@@ -43,12 +43,7 @@ Deno.test("Stop, Esc and /stop cancel the active run, and Retry refills the draf
     const kept = await page.waitForSelector("[data-testid=partial-text]", { timeout: 10_000 });
     assertMatch(await kept.textContent() ?? "", /word0 word1/);
     assertEquals(await page.$("[data-testid=assistant-markdown]"), null);
-    for (const scheme of ["light", "dark"] as const) {
-      await page.emulateMedia({ colorScheme: scheme });
-      await page.waitForTimeout(300); // colour transitions settle before the capture
-      await page.screenshot({ path: `${screenshotDir()}desktop-28-stopped-${scheme}.png` });
-    }
-    await page.emulateMedia({ colorScheme: "light" });
+    await screenshotsAllSizes(page, "28-stopped");
     await page.click("[data-testid=retry]");
     await expectDraft(page, "please stream slowly", "Retry refills the draft");
     // ... and gives the composer the focus, so Enter sends it again.
