@@ -360,5 +360,10 @@ export const MCP_TOOL_ARGS_MAX = 16;
 export const MCP_ARGS_MAX_BYTES = 48 * KiB;
 /** One MCP tool result as the canonical result (the `tool.call.completed` event keeps ≤ 32 KiB). */
 export const MCP_RESULT_TEXT_MAX_BYTES = 32 * KiB;
-/** The tools one Run offers the model: the built-ins plus enabled MCP tools. */
-export const TOOLSET_TOOLS_MAX = 64;
+/**
+ * The tools one Run's toolset may name: room for 16 built-ins plus every tool
+ * of 8 servers × 32, so the extension bounds are never cut here. (A toolset
+ * that large is still subject to admission [CX-3]: its manifest must fit the
+ * model's window, else the Run is refused `model_context_limit`.)
+ */
+export const TOOLSET_TOOLS_MAX = 16 + MCP_SERVERS_MAX * MCP_TOOLS_PER_SERVER_MAX;

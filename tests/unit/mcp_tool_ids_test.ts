@@ -12,6 +12,12 @@ import {
   toolIdFromProviderName,
 } from "../../runtime/tools/catalog.ts";
 import { mapTools, parseMcpToolId } from "../../runtime/extensions/tool_map.ts";
+import { ToolsetRefSchema } from "../../runtime/protocol/worker_frames.ts";
+import {
+  MCP_SERVERS_MAX,
+  MCP_TOOLS_PER_SERVER_MAX,
+  TOOLSET_TOOLS_MAX,
+} from "../../runtime/limits.ts";
 
 Deno.test("mcp tool ids round-trip through the provider name; built-in names are unchanged", () => {
   for (const id of ["mcp/friendly/echo", "mcp/a-b/Tool_x-1", "mcp/s/a__b", "file/read_text"]) {
@@ -59,4 +65,28 @@ Deno.test("mapped MCP specs seal into a catalog beside the built-ins", () => {
     max_items: 8,
     item_max_bytes: 4096,
   });
+});
+
+Deno.test("a toolset of the built-ins and 8 servers x 32 tools seals and fits the snapshot; one id more does not", () => {
+  const specs = [...BUILTIN_TOOL_SPECS];
+  for (let srv = 0; srv < MCP_SERVERS_MAX; srv++) {
+    const listed = Array.from({ length: MCP_TOOLS_PER_SERVER_MAX }, (_, i) => ({
+      name: `tool_${i}`,
+      inputSchema: { type: "object", properties: {} },
+    }));
+    specs.push(...mapTools(`s${srv}`, listed, false).offered.map((t) => t.spec));
+  }
+  const cat = sealCatalog(specs);
+  assertEquals(cat.specs.length, BUILTIN_TOOL_SPECS.length + 256);
+  const ref = (ids: string[]) =>
+    ToolsetRefSchema.safeParse({
+      id: "00000000-0000-4000-8000-000000000001",
+      digest: `sha256:${"0".repeat(64)}`,
+      tool_ids: ids,
+    }).success;
+  const ids = cat.specs.map((s) => s.id);
+  assertEquals(ref(ids), true);
+  const full = Array.from({ length: TOOLSET_TOOLS_MAX }, (_, i) => `mcp/x/t${i}`);
+  assertEquals(ref(full), true);
+  assertEquals(ref([...full, "mcp/x/one_more"]), false);
 });
