@@ -13,7 +13,7 @@ import { startTestServer } from "../helpers/server.ts";
 import { FAKE_FLEET, type FakeModel } from "../../tools/fake_ollama/frames.ts";
 import * as sc from "../../tools/fake_ollama/scenarios.ts";
 import { startFakeOllama } from "../../tools/fake_ollama/server.ts";
-import { createConversation, send } from "./_ui_support.ts";
+import { send } from "./_ui_support.ts";
 
 Deno.test("the Models view pulls with a progress bar, the picker switches the model per Turn, and reasoning expands", async () => {
   const ollama = await startFakeOllama({
@@ -110,7 +110,18 @@ Deno.test("the Models view pulls with a progress bar, the picker switches the mo
         await page.click("[data-testid=models-close]");
       }
 
-      await createConversation(page);
+      // The Agent list re-renders after the settings above: a locator click retries through it.
+      await page.waitForSelector("[data-testid=models-view]", { state: "detached" });
+      const hash = await page.evaluate(() => location.hash);
+      const empty = page.locator("[data-testid=empty-new-conversation]");
+      await (await empty.count() > 0 ? empty : page.locator("[data-testid=new-conversation]"))
+        .click();
+      await page.waitForFunction(
+        (b) => /\/c\/[^/]+$/.test(location.hash) && location.hash !== b,
+        hash,
+        { timeout: 10_000 },
+      );
+      await page.waitForSelector("[data-testid=empty-chat]", { timeout: 10_000 });
       // Turn 1 on llama3.2:3b, Turn 2 on deepseek-r1:1.5b (chat only, thinking).
       const labels = await page.$$eval(
         "[data-testid=model-picker] option",

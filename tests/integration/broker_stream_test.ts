@@ -232,7 +232,7 @@ Deno.test("output over 12 KiB commits a UTF-8-safe prefix plus one marker, drain
     const fin = rec.events.at(-1)!;
     assert(fin.type === "response.finished");
     assertEquals(fin.e.outcome, "max_output");
-  });
+  }, { timeouts: { firstFrameMs: 10_000, idleMs: 10_000, callMs: 20_000 } }); // no timer under load
 });
 
 Deno.test("a long stream of tiny frames reaches the caller as at most 128 deltas", async () => {

@@ -63,8 +63,22 @@ async function withFleet(fn: (h: RunHarness) => Promise<void>, args: string[] = 
   }
 }
 
+/**
+ * Submits a Turn. The previous Run of the Conversation may still be settling
+ * (its terminal is on the stream a moment before it leaves the active set), so
+ * a 409 conversation_busy is waited out (bounded) before the answer counts.
+ */
+async function submitIdle(h: RunHarness, conv: string, body: Record<string, unknown>) {
+  const end = Date.now() + 20_000;
+  for (;;) {
+    const r = await h.api("POST", `/api/agents/${h.agent}/sessions/${conv}/runs`, body);
+    if (codeOf(r) !== "conversation_busy" || Date.now() > end) return r;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+}
+
 async function turn(h: RunHarness, conv: string, body: Record<string, unknown>) {
-  const r = await h.api("POST", `/api/agents/${h.agent}/sessions/${conv}/runs`, body);
+  const r = await submitIdle(h, conv, body);
   assertEquals(r.status, 202, JSON.stringify(r.body));
   const frames = await readSse(h, r.body.run_id);
   return { runId: r.body.run_id as string, frames };
@@ -224,7 +238,7 @@ Deno.test("PATCH sets the Agent's default model and reasoning; unknown or malfor
       false,
     ]);
     for (const bad of ["nope:1b", "Bad!"]) {
-      const r = await h.api("POST", `/api/agents/${h.agent}/sessions/${conv}/runs`, {
+      const r = await submitIdle(h, conv, {
         message: "x",
         model_id: bad,
       });
@@ -250,7 +264,7 @@ Deno.test("a model that vanished between Turns fails the Run model_unavailable a
       m.id === "gemma3:1b"
     );
     assertEquals([g.state, g.reason], ["unavailable", "model_missing"]);
-    const again = await h.api("POST", `/api/agents/${h.agent}/sessions/${conv}/runs`, {
+    const again = await submitIdle(h, conv, {
       message: "three",
       model_id: "gemma3:1b",
     });
@@ -335,7 +349,7 @@ Deno.test("delete removes a model on Ollama, and is refused with 409 while a Run
   await withFleet(async (h) => {
     const conv = await newConversation(h);
     h.ollama.enqueue(sc.stall());
-    const r = await h.api("POST", `/api/agents/${h.agent}/sessions/${conv}/runs`, {
+    const r = await submitIdle(h, conv, {
       message: "hang",
       model_id: "llama3.2:3b",
     });
@@ -370,7 +384,7 @@ Deno.test("serve --model restricts and orders the catalog, --default-model picks
       t.frames.find((f) => f.event === "run.started")!.data.payload.model_id,
       "gemma3:1b",
     );
-    const other = await h.api("POST", `/api/agents/${h.agent}/sessions/${conv}/runs`, {
+    const other = await submitIdle(h, conv, {
       message: "x",
       model_id: "llama3.2:3b", // on Ollama, but not in this catalog
     });
