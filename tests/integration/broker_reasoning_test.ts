@@ -41,7 +41,7 @@ Deno.test("think follows the reasoning setting; thinking streams as reasoning de
     const off = await broker.chat(req({ reasoning: false }).req);
     assertEquals(ollama.chats[1].body.think, false);
     assert(off.kind === "completed" && off.content === "Hi there!");
-  });
+  }, { timeouts: NO_TIMERS });
 });
 
 Deno.test("reasoning past 32 KiB is cut with one marker; the answer and the repetition guard are untouched", async () => {

@@ -23,6 +23,14 @@ import * as sc from "../../tools/fake_ollama/scenarios.ts";
 import { type FakeOllama, startFakeOllama } from "../../tools/fake_ollama/server.ts";
 import { FAST, memoryLogger } from "../helpers/model.ts";
 
+const ROOMY = {
+  qualifyMs: 10_000,
+  showMs: 10_000,
+  firstFrameMs: 10_000,
+  idleMs: 10_000,
+  callMs: 20_000,
+};
+
 const fleet = () => structuredClone(FAKE_FLEET) as Record<string, FakeModel>;
 
 async function withFleet(
@@ -35,7 +43,8 @@ async function withFleet(
     catalog: createCatalog({
       ollamaUrl: ollama.url,
       ...cat,
-      timeouts: { ...FAST, ...cat.timeouts },
+      // Generous timers: these tests are about discovery, not timeouts (a loaded machine).
+      timeouts: { ...FAST, ...ROOMY, ...cat.timeouts },
     }),
     log: memoryLogger(),
     qualifyNow: false,
@@ -196,7 +205,7 @@ Deno.test("a slow, a huge and a malformed /api/show refuse that one model only; 
       assertEquals(by["qwen3.5:2b"].state, "ready");
       assertEquals(by["llama3.2:3b"].state, "ready");
     },
-    { timeouts: { showMs: 1500 } },
+    { timeouts: { showMs: 5000 } },
     models,
   );
 });
@@ -204,7 +213,7 @@ Deno.test("a slow, a huge and a malformed /api/show refuse that one model only; 
 Deno.test("at most 4 /api/show requests are in flight at once", async () => {
   const models: Record<string, FakeModel> = {};
   for (let i = 0; i < 10; i++) {
-    models[`m${i}:1b`] = { ...FAKE_FLEET["gemma3:1b"], showDelayMs: 300 };
+    models[`m${i}:1b`] = { ...FAKE_FLEET["gemma3:1b"], showDelayMs: 1000 };
   }
   await withFleet(
     (broker, ollama) => {
