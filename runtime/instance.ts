@@ -17,18 +17,10 @@ import {
   syscall,
 } from "../sandbox/libc.ts";
 import { readProcText } from "../sandbox/procfs.ts";
+import { INSTANCE_LOCK_RETRY_MS, INSTANCE_LOCK_RETRY_STEP_MS } from "./limits.ts";
 
 const LOCK_EX = 2;
 const LOCK_NB = 4;
-/**
- * How long a contended lock is retried before the home counts as held. A
- * process that forks (Deno.Command, on any thread) shares every open file
- * description — lock included, CLOEXEC or not — until its child execs, so a
- * just-released lock can look held for a moment; a real holder holds it for
- * far longer than this.
- */
-const LOCK_CONTENDED_RETRY_MS = 500;
-const LOCK_RETRY_STEP_MS = 10;
 
 export interface PidRecord {
   pid: number;
@@ -51,7 +43,7 @@ export interface InstanceLock {
 
 /**
  * Takes the home's instance lock, retrying a contended lock for at most
- * LOCK_CONTENDED_RETRY_MS. Throws AppError("instance_locked") when another
+ * INSTANCE_LOCK_RETRY_MS. Throws AppError("instance_locked") when another
  * process holds it.
  */
 export function acquireInstanceLock(root: string): InstanceLock {
@@ -66,7 +58,7 @@ export function acquireInstanceLock(root: string): InstanceLock {
   );
   if (r.ret < 0n) throw new AppError("unsafe_path", `lock open errno ${r.errno}`);
   const fd = Number(r.ret);
-  const deadline = Date.now() + LOCK_CONTENDED_RETRY_MS;
+  const deadline = Date.now() + INSTANCE_LOCK_RETRY_MS;
   const pause = new Int32Array(new SharedArrayBuffer(4));
   for (;;) {
     const l = syscall("flock", fd, LOCK_EX | LOCK_NB);
@@ -79,7 +71,7 @@ export function acquireInstanceLock(root: string): InstanceLock {
       closeFd(fd);
       throw new AppError("instance_locked");
     }
-    Atomics.wait(pause, 0, 0, LOCK_RETRY_STEP_MS);
+    Atomics.wait(pause, 0, 0, INSTANCE_LOCK_RETRY_STEP_MS);
   }
   const record: PidRecord = { pid: Deno.pid, start_ticks: processStartTicks(Deno.pid) ?? 0 };
   writePrivateFileAtomic(

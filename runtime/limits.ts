@@ -67,7 +67,6 @@ export const AGENT_NAME_MAX_CHARS = 64;
 export const AGENTS_MAX = 64;
 export const CONVERSATIONS_PER_AGENT_MAX = 100; // [CV-1]
 export const CONVERSATION_TITLE_MAX_CHARS = 120;
-export const ACTIVE_RUNS_PER_CONVERSATION = 1; // [CV-2]
 export const ACTIVE_RUNS_TOTAL_MAX = 4; // [CV-2]
 export const TURN_PAGE_DEFAULT = 32; // [CV-3]
 export const TURN_PAGE_MAX = 64; // [CV-3]
@@ -137,7 +136,6 @@ export const MODEL_WINDOW_MIN_TOKENS = 2048; // a smaller native window fails qu
 export const MODEL_ADDRESS_CANDIDATES_MAX = 4; // resolved addresses tried, in order, when pinning [MB-2]
 export const MODEL_KEEP_ALIVE_S = 300; // keep_alive sent as a number of seconds [MB-3]
 export const MODEL_TOOL_CALLS_PER_RESPONSE_MAX = 16;
-export const MODEL_TOOL_NAME_MAX_BYTES = 128;
 export const PROVIDER_FRAME_MAX_BYTES = 64 * KiB; // one NDJSON line [MB-6]
 export const PROVIDER_ERROR_BODY_MAX_BYTES = 4 * KiB; // non-200 body read for classification
 export const PROVIDER_HEADER_MAX_BYTES = 16 * KiB;
@@ -241,13 +239,8 @@ export const EDIT_RESULT_MAX_BYTES = 12 * KiB;
 export const EDIT_TIMEOUT_MS = 2000;
 export const STALE_WRITE_TEMPS_CLEANED_MAX = 16;
 export const BASH_ARGS_MAX = 8; // [TL-7]
-export const RUNNER_CPU_S = 10;
-export const RUNNER_AS_BYTES = 256 * MiB;
-export const RUNNER_NOFILE = 32;
-export const RUNNER_FSIZE_BYTES = 2 * MiB;
 export const RUNNER_WALL_MS = 12 * 1000;
 export const RUNNER_OUTPUT_MAX_BYTES = 12 * KiB;
-export const RUNNER_OUTPUT_DIR_MAX_BYTES = 8 * MiB;
 /** runtime-compile: the file and its relative imports [EX-1]. */
 export const COMPILE_FILES_MAX = 64;
 export const COMPILE_DIAGNOSTICS_MAX_BYTES = 12 * KiB;
@@ -367,3 +360,38 @@ export const MCP_RESULT_TEXT_MAX_BYTES = 32 * KiB;
  * model's window, else the Run is refused `model_context_limit`.)
  */
 export const TOOLSET_TOOLS_MAX = 16 + MCP_SERVERS_MAX * MCP_TOOLS_PER_SERVER_MAX;
+
+// ── bounds that lived in their modules (one owner per bound) [#14] ─────────────
+/** Grace for a Worker to report `cancelled` before it is killed. */
+export const CANCEL_GRACE_MS = 2000;
+/** Grace past the Run deadline for the Worker's last read (the kernel's own timer fires first). */
+export const WORKER_READ_GRACE_MS = 5000;
+/** Bytes of the live/journal caps kept free for the terminal event so a full journal can still end. */
+export const TERMINAL_RESERVE_BYTES = 2048;
+/** Keep-alive comment interval of event streams (long model calls, pulls). */
+export const SSE_KEEPALIVE_MS = 15_000;
+/** Completed Turns read for history per Run (collapse keeps what fits) [CX-1]. */
+export const HISTORY_TURNS_READ_MAX = 256;
+/** Deadline of the sandbox probe Worker (doctor, start-up). */
+export const WORKER_PROBE_DEADLINE_MS = 30_000;
+/** Bytes of one matching line shown in a grep result. */
+export const GREP_LINE_SHOWN_MAX_BYTES = 512;
+/** Bytes of the 12 KiB search result bound kept for its envelope (names, counts, reason). */
+export const SEARCH_ENVELOPE_RESERVE_BYTES = 256;
+/** Bytes of the read result bound kept for its envelope around the window text and path. */
+export const READ_RESULT_ENVELOPE_RESERVE_BYTES = 256;
+/**
+ * How long a contended instance lock is retried before the home counts as held. A process that
+ * forks (Deno.Command, on any thread) shares every open file description — lock included,
+ * CLOEXEC or not — until its child execs, so a just-released lock can look held for a moment; a
+ * real holder holds it for far longer than this.
+ */
+export const INSTANCE_LOCK_RETRY_MS = 500;
+/** Step between instance-lock retries. */
+export const INSTANCE_LOCK_RETRY_STEP_MS = 10;
+/** Characters of a Turn-page cursor token; longer is invalid_session_cursor. */
+export const CURSOR_TOKEN_MAX_CHARS = 256;
+/** Depth of a Run's process tree that the tree walk follows. */
+export const RUN_TREE_DEPTH_MAX = 64;
+/** Characters of one log field value (longer is cut). */
+export const LOG_FIELD_MAX_CHARS = 200;

@@ -7,6 +7,7 @@
  */
 import {
   LOG_BUFFER_MAX_BYTES,
+  LOG_FIELD_MAX_CHARS,
   LOG_FLUSH_INTERVAL_MS,
   LOG_ROTATE_BACKUPS,
   LOG_ROTATE_BYTES,
@@ -21,8 +22,6 @@ export interface Logger {
   flush(): void;
   close(): void;
 }
-
-const MAX_FIELD_CHARS = 200;
 
 export interface FileLoggerOptions {
   /** Absolute path of the active log file; backups are `path.1` … `path.N`. */
@@ -89,7 +88,7 @@ export function createFileLogger(opts: FileLoggerOptions): Logger {
     const rec: Record<string, unknown> = { ts: new Date().toISOString(), level, event };
     for (const [k, v] of Object.entries(fields ?? {})) {
       if (v === undefined) continue;
-      rec[k] = typeof v === "string" ? v.slice(0, MAX_FIELD_CHARS) : v;
+      rec[k] = typeof v === "string" ? v.slice(0, LOG_FIELD_MAX_CHARS) : v;
     }
     const line = JSON.stringify(rec) + "\n";
     if (opts.echo) Deno.stderr.writeSync(enc.encode(line));

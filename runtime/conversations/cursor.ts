@@ -14,7 +14,7 @@
 import { Buffer } from "node:buffer";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { AppError } from "../errors.ts";
-import { SESSION_CURSOR_KEY_BYTES } from "../limits.ts";
+import { CURSOR_TOKEN_MAX_CHARS, SESSION_CURSOR_KEY_BYTES } from "../limits.ts";
 
 export interface CursorBinding {
   agentId: string;
@@ -35,7 +35,6 @@ export interface CursorCodec {
 
 const VERSION = "tp1";
 const DOMAIN = "agent-builder/turn-page-cursor/v1\0";
-const MAX_TOKEN_CHARS = 256;
 const MAC_BYTES = 32;
 const B64URL = /^[A-Za-z0-9_-]+$/;
 
@@ -64,7 +63,9 @@ export function createCursorCodec(
     },
 
     decode(token, expect) {
-      if (typeof token !== "string" || token.length === 0 || token.length > MAX_TOKEN_CHARS) {
+      if (
+        typeof token !== "string" || token.length === 0 || token.length > CURSOR_TOKEN_MAX_CHARS
+      ) {
         throw invalid("length");
       }
       const parts = token.split(".");

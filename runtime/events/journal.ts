@@ -18,6 +18,7 @@ import {
   RUN_DURABLE_BYTES_MAX,
   RUN_EVENTS_MAX,
   RUN_LIVE_BYTES_MAX,
+  TERMINAL_RESERVE_BYTES,
 } from "../limits.ts";
 import { canonicalJson, type Digest, domainDigest, utf8Bytes } from "../protocol/digest.ts";
 import {
@@ -33,9 +34,6 @@ import type { DatabaseSync } from "node:sqlite";
 import { type EventRow, insertEvent, type RunRow, updateJournalHead } from "../store/run_store.ts";
 import { transaction } from "../store/sqlite.ts";
 import { initialState, type MachineState, step } from "./state_machine.ts";
-
-/** Bytes kept free for the terminal event so a full journal can still end. */
-export const TERMINAL_RESERVE_BYTES = 2048;
 
 export interface RunIds {
   run_id: string;

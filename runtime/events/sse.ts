@@ -15,9 +15,7 @@
 import { type EventEnvelope, TERMINAL_KINDS } from "../protocol/events.ts";
 import type { RunRow } from "../store/run_store.ts";
 import type { LiveItem, LiveRecord } from "./live_hub.ts";
-
-/** Keep-alive comment interval for long model calls. */
-export const SSE_KEEPALIVE_MS = 15_000;
+import { SSE_KEEPALIVE_MS } from "../limits.ts";
 
 const enc = new TextEncoder();
 

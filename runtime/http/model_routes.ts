@@ -17,7 +17,7 @@ import { z } from "zod";
 import { isModelName } from "../protocol/model_name.ts";
 import type { ModelBroker } from "../model/types.ts";
 import { AppError } from "../errors.ts";
-import { SSE_KEEPALIVE_MS } from "../events/sse.ts";
+import { SSE_KEEPALIVE_MS } from "../limits.ts";
 import type { PullEvent, PullManager } from "../model/pulls.ts";
 import {
   ModelEndpointResponse,

@@ -8,19 +8,16 @@
  * port (no fds, paths, sockets, prompts); a read never waits past the Run
  * deadline plus a small grace, after which the kernel has already failed.
  */
-import { RUN_DEADLINE_MS } from "../limits.ts";
+import { RUN_DEADLINE_MS, WORKER_READ_GRACE_MS } from "../limits.ts";
 import { parseControlFrame } from "../protocol/worker_frames.ts";
 import type { WorkerBody } from "../../sandbox/worker_entry.ts";
 import { runHarnessKernel } from "./harness_kernel.ts";
-
-/** Grace past the Run deadline for the last read (the kernel's own timer fires first). */
-const READ_GRACE_MS = 5000;
 
 /** Exit codes: 0 finished (any outcome was reported), 3 input ended before a terminal. */
 export const harnessWorkerBody: WorkerBody = async (port) => {
   const result = await runHarnessKernel({
     send: (frame) => port.send(frame),
-    receive: () => port.receive(RUN_DEADLINE_MS + READ_GRACE_MS, parseControlFrame),
+    receive: () => port.receive(RUN_DEADLINE_MS + WORKER_READ_GRACE_MS, parseControlFrame),
   });
   return result.kind === "finished" ? 0 : 3;
 };

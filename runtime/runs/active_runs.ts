@@ -10,14 +10,11 @@
  * it settled, so shutdown can wait for all of them.
  */
 import { AppError } from "../errors.ts";
-import { ACTIVE_RUNS_TOTAL_MAX } from "../limits.ts";
+import { ACTIVE_RUNS_TOTAL_MAX, CANCEL_GRACE_MS } from "../limits.ts";
 import type { Logger } from "../log.ts";
 import type { WorkerToControl } from "../protocol/worker_frames.ts";
 import type { WorkerHandle } from "../worker/supervisor.ts";
 import { type AbortReason, cancelFrameReason } from "./run_terminal.ts";
-
-/** Grace for a Worker to report `cancelled` before it is killed. */
-export const CANCEL_GRACE_MS = 2000;
 
 /** One active Run as the rest of the service sees it. */
 export interface ActiveRun {

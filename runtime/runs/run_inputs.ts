@@ -30,12 +30,10 @@ import { getConversation, pageTurns } from "../store/agent_state_store.ts";
 import { completedTurnIdsBefore } from "../store/run_store.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
 import { sealCatalog, type ToolCatalog, type ToolSpec } from "../tools/catalog.ts";
-import { TOOLSET_TOOLS_MAX } from "../limits.ts";
+import { HISTORY_TURNS_READ_MAX, TOOLSET_TOOLS_MAX } from "../limits.ts";
 import { type EffectiveToolSet, resolveToolSet } from "../tools/policy.ts";
 import { readInstructionFile } from "../workspace/instruction_file.ts";
 
-/** Completed Turns read for history per Run (collapse keeps what fits). */
-export const HISTORY_TURNS_READ_MAX = 256;
 /** The exec tools need the runner sandbox [TL-7, EX-1]: without one they are not offered. */
 const NO_RUNNER_RULES = ["exec/run", "exec/command", "exec/apply"].map((tool_id) => ({
   tool_id,

@@ -54,7 +54,7 @@ import { contextInputsOf, createRunInputs, type PreparedInputs } from "./run_inp
 import { RunRecorder } from "./run_recorder.ts";
 import { NO_RUN_TEST_HOOKS, type RunTestHooks } from "./test_hooks.ts";
 
-export { CANCEL_GRACE_MS } from "./active_runs.ts";
+export { CANCEL_GRACE_MS } from "../limits.ts";
 export type { SpawnWorker } from "./run_execution.ts";
 
 export interface RunServiceOptions {

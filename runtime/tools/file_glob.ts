@@ -14,6 +14,7 @@ import type { Fail, WorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import {
   GREP_PATTERN_MAX_BYTES,
   PATH_COMPONENTS_MAX,
+  SEARCH_ENVELOPE_RESERVE_BYTES,
   SEARCH_RESULT_MAX_BYTES,
   SEARCH_TIMEOUT_MS,
 } from "../limits.ts";
@@ -33,12 +34,6 @@ export type SearchTruncation = "none" | "depth_limit" | "match_limit" | "result_
 export type FileGlobResult =
   | { ok: true; files: string[]; truncated: SearchTruncation; refused: number }
   | Fail;
-
-/**
- * Bytes of the 12 KiB result bound kept for the result's envelope (field
- * names, counts, truncation reason), so the whole serialised result fits.
- */
-export const SEARCH_ENVELOPE_RESERVE_BYTES = 256;
 
 export interface SearchOptions {
   now?: () => number;

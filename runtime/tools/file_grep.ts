@@ -16,18 +16,16 @@ import { type Fail, lstatIn, openDirChain, type WorkspaceRoot } from "../../linu
 import { closeFd, S_IFDIR, S_IFMT } from "../../sandbox/libc.ts";
 import {
   GREP_LINE_MAX_BYTES,
+  GREP_LINE_SHOWN_MAX_BYTES,
   GREP_MATCHES_MAX,
   GREP_PATTERN_MAX_BYTES,
   GREP_READ_MAX_BYTES,
   READ_FILE_MAX_BYTES,
+  SEARCH_ENVELOPE_RESERVE_BYTES,
   SEARCH_RESULT_MAX_BYTES,
   SEARCH_TIMEOUT_MS,
 } from "../limits.ts";
-import {
-  SEARCH_ENVELOPE_RESERVE_BYTES,
-  type SearchOptions,
-  type SearchTruncation,
-} from "./file_glob.ts";
+import type { SearchOptions, SearchTruncation } from "./file_glob.ts";
 import { escapeName } from "../display_name.ts";
 import { canonicalDirPath, compareUtf8 } from "./path.ts";
 import { compileRegexSubset, regexTest } from "./regex_subset.ts";
@@ -57,9 +55,6 @@ export type FileGrepResult =
     refused: number;
   }
   | Fail;
-
-/** Bytes of one matching line shown in a result. */
-export const GREP_LINE_SHOWN_MAX_BYTES = 512;
 
 function shown(line: string): string {
   const b = new TextEncoder().encode(line);

@@ -23,6 +23,7 @@ import {
   READ_CHUNK_MAX_BYTES,
   READ_CHUNK_MAX_LINES,
   READ_FILE_MAX_BYTES,
+  READ_RESULT_ENVELOPE_RESERVE_BYTES,
   READ_TIMEOUT_MS,
 } from "../limits.ts";
 import { canonicalPath } from "./path.ts";
@@ -53,13 +54,6 @@ export type FileReadTextResult =
 export interface ReadOptions {
   hooks?: CaptureHooks;
 }
-
-/**
- * Bytes of the 4096-byte projection [TL-3] kept for the result's envelope
- * (content digest, offsets, range, truncation reason, field names) around
- * the window text and the JSON-escaped path.
- */
-export const READ_RESULT_ENVELOPE_RESERVE_BYTES = 256;
 
 /** UTF-8 bytes of `s` once JSON-encoded (what the result carries). */
 function jsonBytes(s: string): number {

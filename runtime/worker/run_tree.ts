@@ -10,6 +10,7 @@
  */
 import {
   RUN_TREE_ALLOCATED_BYTES_MAX,
+  RUN_TREE_DEPTH_MAX,
   RUN_TREE_ENTRIES_MAX,
   RUN_TREE_LOGICAL_BYTES_MAX,
 } from "../limits.ts";
@@ -21,8 +22,6 @@ export interface RunTreeUsage {
   /** The walk stopped early because a bound was already passed. */
   truncated: boolean;
 }
-
-const DEPTH_MAX = 64;
 
 /** Walks `root` (not following symlinks) until done or the entry bound is passed. */
 export async function measureRunTree(root: string): Promise<RunTreeUsage> {
@@ -36,7 +35,7 @@ export async function measureRunTree(root: string): Promise<RunTreeUsage> {
       u.entries++;
       u.logicalBytes += st.isFile ? st.size : 0;
       u.allocatedBytes += (st.blocks ?? 0) * 512;
-      if (runTreeOverLimit(u) || (st.isDirectory && depth + 1 > DEPTH_MAX)) {
+      if (runTreeOverLimit(u) || (st.isDirectory && depth + 1 > RUN_TREE_DEPTH_MAX)) {
         u.truncated = true;
         return u;
       }

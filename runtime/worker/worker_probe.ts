@@ -15,12 +15,11 @@ import { ensurePrivateDir } from "../path_safety.ts";
 import { silentLogger } from "../log.ts";
 import { readProcSnapshot } from "../../sandbox/attestation.ts";
 import { spawnConfinedWorker } from "./supervisor.ts";
+import { WORKER_PROBE_DEADLINE_MS } from "../limits.ts";
 
 export type WorkerProbeReport =
   | { ok: true; attestedMs: number; threads: number; landlockAbi: number }
   | { ok: false; code: ErrorCode; detail: string };
-
-const PROBE_DEADLINE_MS = 30_000;
 
 /** Spawns, verifies and kills one confined Worker under `<home>/.runtime/doctor/`. */
 export async function probeConfinedWorker(home: HomeLayout): Promise<WorkerProbeReport> {
@@ -31,7 +30,7 @@ export async function probeConfinedWorker(home: HomeLayout): Promise<WorkerProbe
   try {
     const w = await spawnConfinedWorker({
       runRoot,
-      deadlineMs: PROBE_DEADLINE_MS,
+      deadlineMs: WORKER_PROBE_DEADLINE_MS,
       log: silentLogger,
       parseFrame: (v) => ({ ok: true, frame: v }),
     });

@@ -9,7 +9,7 @@ import { codeOf } from "../helpers/agents_api.ts";
 import { bulkTurns, openAgentState } from "../helpers/agent_state.ts";
 import { newConversation, readSse, startRunHarness, submit, waitTurn } from "../helpers/runs.ts";
 import { ACTIVE_RUNS_TOTAL_MAX, USER_MESSAGE_MAX_BYTES } from "../../runtime/limits.ts";
-import { HISTORY_TURNS_READ_MAX } from "../../runtime/runs/run_inputs.ts";
+import { HISTORY_TURNS_READ_MAX } from "../../runtime/limits.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
 import { startFakeOllama } from "../../tools/fake_ollama/server.ts";
 

@@ -17,7 +17,8 @@ import {
   HISTORY_READ_POLICY_ID,
   omittedHistoryReceipt,
 } from "../../runtime/context/plan.ts";
-import { HISTORY_TURNS_READ_MAX, readHistory } from "../../runtime/runs/run_inputs.ts";
+import { HISTORY_TURNS_READ_MAX } from "../../runtime/limits.ts";
+import { readHistory } from "../../runtime/runs/run_inputs.ts";
 import { type DatabaseSync, openDatabase } from "../../runtime/store/sqlite.ts";
 import { sealCatalog } from "../../runtime/tools/catalog.ts";
 import { resolveToolSet } from "../../runtime/tools/policy.ts";

@@ -4,8 +4,10 @@
  * most SSE_RECONNECTS_MAX times (EventSource would retry forever and cannot
  * be bounded). The stream is considered finished once `isTerminal` says so.
  */
+import { SSE_CLIENT_RECONNECTS_MAX } from "../../runtime/limits.ts";
 
-export const SSE_RECONNECTS_MAX = 3;
+/** The SPEC's client reconnect budget [EV-3], owned by runtime/limits.ts. */
+export const SSE_RECONNECTS_MAX = SSE_CLIENT_RECONNECTS_MAX;
 
 export interface SseMessage {
   id: string | null;
