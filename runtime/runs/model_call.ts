@@ -8,7 +8,8 @@
  * terminal — never split); one started/finished pair per real attempt; the
  * answer block opens durably at the first delta and every delta is ephemeral
  * (live stream only); a journal or cap failure inside any callback aborts the
- * HTTP stream and is reported as the call's code; the one overflow-recovery
+ * HTTP stream and is reported as the call's code; a Worker that exits mid-call
+ * cuts the stream at once and frees the Broker slot [OP-5]; the one overflow-recovery
  * projection [MB-8] keeps only the latest complete bundle and the message.
  */
 import { AppError, type ErrorCode } from "../errors.ts";
@@ -70,7 +71,8 @@ export async function callModel(
   const inner = new AbortController();
   const onAbort = () => inner.abort();
   ctx.signal.addEventListener("abort", onAbort, { once: true });
-  if (ctx.signal.aborted) inner.abort();
+  ctx.workerGone?.addEventListener("abort", onAbort, { once: true });
+  if (ctx.signal.aborted || ctx.workerGone?.aborted) inner.abort();
   try {
     outcome = await ctx.broker.chat({
       modelId: snap.model_id,
@@ -220,6 +222,7 @@ export async function callModel(
     });
   } finally {
     ctx.signal.removeEventListener("abort", onAbort);
+    ctx.workerGone?.removeEventListener("abort", onAbort);
   }
   if (outcome.kind === "completed" && outcome.reasoning.length > 0 && callbackCode === null) {
     commitReasoning(ctx, counter.calls, outcome.reasoning, onCallbackError);

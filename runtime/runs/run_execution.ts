@@ -6,7 +6,8 @@
  * (confined and attested by the supervisor; no unsandboxed fallback); a Run
  * aborted while its Worker started gets no turn frame; the Run deadline
  * aborts the Run (`model_turn_deadline`); exactly one terminal is recorded,
- * after which the Run is no longer active; the Worker is then closed (killed
+ * after which the Run is no longer active; a Worker that exits mid-Turn cuts
+ * its in-flight model call at once [OP-5]; the Worker is then closed (killed
  * after the cancel grace) or, without one, the Run root removed.
  */
 import type { McpPort } from "./turn_context.ts";
@@ -89,6 +90,9 @@ export async function executeRun(
     const w = await deps.spawnWorker(runRoot);
     worker = w;
     hooks.attachWorker(w);
+    // [OP-5] The Worker's exit (crash, kill, a supervisor bound) cuts its model call at once.
+    const workerGone = new AbortController();
+    w.exited.then(() => workerGone.abort(), () => workerGone.abort());
     const reason = run.reason();
     // Cancelled (or past the deadline) while the Worker was starting: no turn frame at all.
     terminal = reason !== null ? abortedTerminal(reason) : await driveTurn({
@@ -112,6 +116,7 @@ export async function executeRun(
       deadline: x.deadline,
       signal: run.signal,
       abortReason: () => run.reason(),
+      workerGone: workerGone.signal,
       scope: x.scope,
       approvals: x.approvals,
       reasoning: x.reasoning,

@@ -67,6 +67,11 @@ export interface TurnContext {
   signal: AbortSignal;
   /** Why `signal` aborted, once it has. */
   abortReason(): "user" | "shutdown" | "deadline" | "agent_upgrade" | "agent_delete" | null;
+  /**
+   * Aborted once the Worker process has exited (crash, kill, a supervisor bound) [OP-5]:
+   * an in-flight model call is cut at once. Absent ⇒ only `signal` cuts it.
+   */
+  workerGone?: AbortSignal;
   /** Usage-ledger calibration scope [CX-5]. */
   scope: string;
   /** Approvals of `ask` tools [TL-2]; absent ⇒ the Run is non-interactive. */

@@ -9,7 +9,10 @@
  * What this file enforces: admission before EVERY provider call; a Worker
  * frame that does not arrive before the Run deadline (or the reply timeout)
  * ends the Turn; a Run aborted while a call was in flight sends no reply (the
- * Worker has its cancel frame and reports); a tool call that would follow a
+ * Worker has its cancel frame and reports); a model call cut because the
+ * Worker exited [OP-5] sends no reply and the Turn ends as the Worker's end of
+ * input (`worker_crashed`, or the bound the supervisor killed it for), unless
+ * a Broker code was already decided; a tool call that would follow a
  * decided failure is not executed. Never throws for Worker or model
  * misbehaviour.
  */
@@ -141,7 +144,8 @@ async function modelEffect(
   if (callbackCode !== null) return { kind: "journal", code: callbackCode };
   if (outcome.kind === "cancelled") {
     // The cancel frame reaches the Worker from the Run service; wait for its finish.
-    return env().aborted ? { kind: "aborted" } : { kind: "cancelled" };
+    // [OP-5] A Worker that exited cut the call: no reply; its end of input ends the Turn.
+    return env().aborted || ctx.workerGone?.aborted ? { kind: "aborted" } : { kind: "cancelled" };
   }
   if (outcome.kind === "failed") return { kind: "failed", code: outcome.code };
   const reason = outcome.reason === "length" ? "max_output" : outcome.reason;
