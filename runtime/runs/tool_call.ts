@@ -175,10 +175,6 @@ export async function runToolCall(
     if (result.ok && result.receipt) {
       ctx.approvals?.receipts.set(result.receipt.path, result.receipt);
     }
-  } else if (tool.decision === "allow" && isMcp && ctx.mcp) {
-    // An operator rule may allow an MCP tool [TL-9]; it still goes through the ledger.
-    dispatch(ctx.mcp.executorOf(tool.spec.id));
-    result = await ctx.mcp.call(tool.spec.id, check.args, ctx.signal);
   } else if (
     tool.decision === "ask" && ctx.approvals &&
     (Object.hasOwn(MUTATION_TOOL_EXECUTORS, tool.spec.id) ||
