@@ -334,13 +334,19 @@ export class RunExec {
   }
 
   /** Deletes the scratch copy and its tmp (the Run's terminal). */
-  async dispose(): Promise<void> {
+  /**
+   * Synchronous on purpose: it runs right after the terminal event was recorded and before
+   * anything else of the server runs, so whoever sees the terminal sees no scratch copy.
+   */
+  dispose(): void {
     this.#scratch?.removeSync();
     this.#scratch = null;
     this.#latest = null;
-    await Deno.remove(this.#o.rootDir, { recursive: true }).catch((err) => {
+    try {
+      Deno.removeSync(this.#o.rootDir, { recursive: true });
+    } catch (err) {
       if (!(err instanceof Deno.errors.NotFound)) throw err;
-    });
+    }
   }
 }
 

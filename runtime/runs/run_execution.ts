@@ -136,9 +136,11 @@ export async function executeRun(
   recorder.finish(terminal);
   // [EX-3] The scratch copy is deleted at the Run's terminal (no command runs any more:
   // a tool call always ends before the terminal).
-  await exec?.dispose().catch((err) => {
+  try {
+    exec?.dispose();
+  } catch (err) {
     deps.log.error("run.scratch_remove_failed", { kind: err instanceof Error ? err.name : "x" });
-  });
+  }
   // Inactive once the terminal is durable; Worker exit and root removal still hold admission.
   hooks.settled();
   if (worker) await worker.cancel(CANCEL_GRACE_MS);

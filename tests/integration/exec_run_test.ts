@@ -80,7 +80,7 @@ Deno.test("exec/run through a real Run", async (t) => {
       assertEquals(frames.at(-1)!.event, "run.completed");
       const compile = JSON.parse(completed(frames, "call-1").result);
       assertEquals(compile.profile, "runtime-compile");
-      assert(/bad\.ts:1:14 TS2322 /.test(compile.output), compile.output);
+      assert(/bad\.ts:1:14 TS2322 /.test(compile.output), JSON.stringify(compile));
       const bash = JSON.parse(completed(frames, "call-2").result);
       assertEquals(bash.output, "hello world");
       assertEquals(bash.exit_code, 0);

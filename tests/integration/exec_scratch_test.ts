@@ -133,3 +133,36 @@ Deno.test("a server killed during a command restarts without its scratch copy, t
     await ollama.close();
   }
 });
+
+Deno.test("cancelling a Run during a command ends it promptly and removes its scratch copy", async () => {
+  const h = await startRunHarness();
+  try {
+    const conv = await newConversation(h);
+    h.ollama.enqueue(
+      scenarios.toolCall([{
+        name: "exec__command",
+        arguments: { argv: ["sh", "-c", "echo started; sleep 100"], timeout_s: 120 },
+      }]),
+    );
+    const r = await submit(h, conv, "run something long, then stop");
+    const runId = r.body.run_id;
+    await approveNext(h, runId, 0);
+    await readSse(h, runId, {
+      until: (f) =>
+        f.event === "tool.output.delta" && String(f.data.payload.text).includes("started"),
+      timeoutMs: 60_000,
+    });
+    assertEquals(listing(scratchRoot(h)).length, 1);
+    const c = await h.api("POST", `/api/agents/${h.agent}/runs/${runId}/cancel`);
+    assertEquals(c.status, 202);
+    const frames = await readSse(h, runId, {
+      until: (f) => f.event.startsWith("run.") && f.event !== "run.started",
+      timeoutMs: 60_000,
+    });
+    assertEquals(frames.at(-1)!.event, "run.cancelled");
+    assertEquals((await waitTurn(h, conv, runId)).state, "cancelled");
+    assertEquals(listing(scratchRoot(h)), [], "the scratch copy went with the terminal");
+  } finally {
+    await h.close();
+  }
+});
