@@ -80,7 +80,7 @@ async function submitIdle(h: RunHarness, conv: string, body: Record<string, unkn
 async function turn(h: RunHarness, conv: string, body: Record<string, unknown>) {
   const r = await submitIdle(h, conv, body);
   assertEquals(r.status, 202, JSON.stringify(r.body));
-  const frames = await readSse(h, r.body.run_id);
+  const frames = await readSse(h, r.body.run_id, { timeoutMs: 60_000 });
   return { runId: r.body.run_id as string, frames };
 }
 
@@ -353,7 +353,7 @@ Deno.test("delete removes a model on Ollama, and is refused with 409 while a Run
       message: "hang",
       model_id: "llama3.2:3b",
     });
-    await h.ollama.waitForChat(0);
+    await h.ollama.waitForChat(0, 60_000); // the Run's Worker starts first
     const busy = await h.api("DELETE", "/api/models/llama3.2%3A3b");
     assertEquals([busy.status, codeOf(busy)], [409, "model_in_use"]);
     await h.api("POST", `/api/agents/${h.agent}/runs/${r.body.run_id}/cancel`);
