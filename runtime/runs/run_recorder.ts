@@ -316,10 +316,7 @@ export class RunRecorder {
           db,
           runId,
           canonicalJson({ v: 1, run_id: runId, state: "failed", code: "journal_unavailable" }),
-        );
-        db.prepare("UPDATE runs SET last_digest = ? WHERE id = ?").run(
           domainDigest("agent-builder/event-tombstone/v1", runId),
-          runId,
         );
         setRunTerminal(db, runId, "failed", "journal_unavailable", at);
         finishTurnInTransaction(db, this.o.turnId, {

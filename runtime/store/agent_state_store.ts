@@ -345,3 +345,27 @@ export function interruptRunningTurns(db: DatabaseSync, now: number): number {
     return Number(r.changes);
   });
 }
+
+// ── history beyond the read bound [CX-1] ──────────────────────────────────────
+
+/**
+ * Ids of the completed Turns (with a committed answer) older than `beforeSeq`,
+ * oldest first, streamed row by row: only ids are read, never message text.
+ */
+export function completedTurnIdsBefore(
+  db: DatabaseSync,
+  conversationId: string,
+  beforeSeq: number,
+): Iterable<string> {
+  const stmt = db.prepare(
+    `SELECT id FROM turns WHERE conversation_id = ? AND seq < ? AND state = 'completed'
+       AND assistant_message IS NOT NULL ORDER BY seq`,
+  );
+  return {
+    *[Symbol.iterator]() {
+      for (const row of stmt.iterate(conversationId, beforeSeq)) {
+        yield (row as { id: string }).id;
+      }
+    },
+  };
+}

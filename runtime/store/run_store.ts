@@ -121,42 +121,36 @@ export function retentionCandidates(db: DatabaseSync, keep: number, limit: numbe
   ).all(limit, keep) as unknown as RunRow[];
 }
 
+/** A state transition that matched no row is a bug here, never a silent no-op. */
+function changedOne(changes: number | bigint, what: string): void {
+  if (Number(changes) !== 1) throw new Error(`${what}: ${changes} rows changed`);
+}
+
 export function reduceToSnapshot(db: DatabaseSync, runId: string, snapshot: string): void {
   db.prepare("DELETE FROM run_events WHERE run_id = ?").run(runId);
-  db.prepare("UPDATE runs SET journal = 'snapshot_only', snapshot = ? WHERE id = ?")
-    .run(snapshot, runId);
-}
-
-export function pruneToTombstone(db: DatabaseSync, runId: string, snapshot: string): void {
-  db.prepare("DELETE FROM run_events WHERE run_id = ?").run(runId);
-  db.prepare(
-    `UPDATE runs SET journal = 'tombstone', snapshot = ?, event_count = 0, durable_bytes = 0
-     WHERE id = ?`,
-  ).run(snapshot, runId);
-}
-
-// ── history beyond the read bound [CX-1] ──────────────────────────────────────
-
-/**
- * Ids of the completed Turns (with a committed answer) older than `beforeSeq`,
- * oldest first, streamed row by row: only ids are read, never message text.
- */
-export function completedTurnIdsBefore(
-  db: DatabaseSync,
-  conversationId: string,
-  beforeSeq: number,
-): Iterable<string> {
-  const stmt = db.prepare(
-    `SELECT id FROM turns WHERE conversation_id = ? AND seq < ? AND state = 'completed'
-       AND assistant_message IS NOT NULL ORDER BY seq`,
+  changedOne(
+    db.prepare("UPDATE runs SET journal = 'snapshot_only', snapshot = ? WHERE id = ?")
+      .run(snapshot, runId).changes,
+    "reduceToSnapshot",
   );
-  return {
-    *[Symbol.iterator]() {
-      for (const row of stmt.iterate(conversationId, beforeSeq)) {
-        yield (row as { id: string }).id;
-      }
-    },
-  };
+}
+
+/** Drops a Run's events for a tombstone snapshot (and, when given, the tombstone's head digest). */
+export function pruneToTombstone(
+  db: DatabaseSync,
+  runId: string,
+  snapshot: string,
+  lastDigest?: string,
+): void {
+  db.prepare("DELETE FROM run_events WHERE run_id = ?").run(runId);
+  changedOne(
+    db.prepare(
+      `UPDATE runs SET journal = 'tombstone', snapshot = ?, event_count = 0, durable_bytes = 0,
+         last_digest = coalesce(?, last_digest)
+       WHERE id = ?`,
+    ).run(snapshot, lastDigest ?? null, runId).changes,
+    "pruneToTombstone",
+  );
 }
 
 // ── usage ledger [MB-9] ─────────────────────────────────────────────────────
