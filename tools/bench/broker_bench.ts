@@ -13,6 +13,7 @@ import type { Logger } from "../../runtime/log.ts";
 import { contentFrame, doneFrame } from "../fake_ollama/frames.ts";
 import type { ScriptSource } from "../fake_ollama/server.ts";
 import { startFakeOllama } from "../fake_ollama/server.ts";
+import { atMost, measure } from "./report.ts";
 
 const RUNS = 15;
 const FRAMES = 1500; // ≈ 6 KiB of visible text: under the 12 KiB ceiling
@@ -138,3 +139,6 @@ console.log(
   }`,
 );
 console.log(`  deltas delivered by the broker per answer: ${deltaCount} (≤ 128)`);
+measure("broker", "time to first content, broker ÷ direct", bFirst / dFirst, "×");
+measure("broker", "throughput, broker ÷ direct", bTput / dTput, "×");
+measure("broker", "deltas per answer", deltaCount, "", atMost(128, "≤ 128"));

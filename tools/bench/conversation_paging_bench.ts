@@ -20,6 +20,7 @@ import { TURN_PAGE_DEFAULT } from "../../runtime/limits.ts";
 import type { Logger } from "../../runtime/log.ts";
 import { PAGE_TURNS_SQL } from "../../runtime/store/agent_state_store.ts";
 import { type DatabaseSync, openDatabase } from "../../runtime/store/sqlite.ts";
+import { measure } from "./report.ts";
 
 const TURNS = 10_000;
 const MESSAGE_BYTES = 400;
@@ -116,6 +117,8 @@ try {
       };
     }
   }
+  measure("paging", "deep page of 10,000 Turns", deep!.ms, "ms");
+  measure("paging", "rows visited by the deep page", deep!.visited, "rows");
   console.log(
     `deep page: ${deep!.ms} ms, turns ${deep!.first}..${deep!.last}, rows visited ${deep!.visited}`,
   );
@@ -132,6 +135,7 @@ try {
   db.prepare("SELECT id FROM turns WHERE conversation_id = ? AND bench_all(seq)").all(target);
   console.log(`contrast: an unpaged read of the Conversation visits ${unbounded} rows`);
   times.sort((a, b) => a - b);
+  measure("paging", "full walk, median page", times[times.length >> 1], "ms");
   console.log(
     `full walk: ${pages} pages, median ${times[times.length >> 1]} ms, max ${times.at(-1)} ms`,
   );

@@ -6,6 +6,7 @@
  */
 import { openWorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import { fileGrep } from "../../runtime/tools/file_grep.ts";
+import { measure } from "./report.ts";
 
 const FILES = 1000;
 const RUNS = 9;
@@ -55,6 +56,7 @@ try {
       summary += ` timeouts=${timeouts}/${RUNS}`;
       times.sort((a, b) => a - b);
       const median = times[Math.floor(RUNS / 2)];
+      measure("grep", `file/grep ${label}, median`, median, "ms");
       console.log(
         `grep ${label}: median ${
           median.toFixed(1)

@@ -25,6 +25,7 @@ import {
   startRunHarness,
   submit,
 } from "../../tests/helpers/runs.ts";
+import { measure } from "./report.ts";
 
 const STEPS = 20;
 const TURNS = 5;
@@ -109,6 +110,15 @@ async function main(): Promise<void> {
     );
     const perStep = quantile(bytes, 0.5) / (STEPS + 1);
     console.log(`disk bytes per step (median Turn):    ${Math.round(perStep)}`);
+    measure(
+      "loop_step",
+      "model call → next model call (server), median",
+      quantile(server, 0.5),
+      "ms",
+    );
+    measure("loop_step", "model call → next model call (client), p90", quantile(client, 0.9), "ms");
+    measure("loop_step", "disk bytes per step", Math.round(perStep), "B");
+    measure("loop_step", "durable journal bytes of one Turn", row.durable_bytes, "B");
     console.log(
       `journal of one Turn:                  ${row.event_count} events, ` +
         `${row.durable_bytes} durable bytes`,

@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
-# Runs every benchmark under tools/bench/ (each *_bench.ts prints its own report).
+# `deno task bench` [PF-6]: runs every benchmark under tools/bench/ (each *_bench.ts prints its
+# own report), then prints one table (measure, value, goal, ratio) and writes bench-results.json.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
-shopt -s nullglob
-for b in tools/bench/*_bench.ts; do
-  echo "== $b"
-  node_modules/deno/deno run --config deno.json -A "$b"
-done
+exec node_modules/deno/deno run --config deno.json -A tools/bench/table.ts "$@"

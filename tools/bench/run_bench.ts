@@ -25,6 +25,7 @@ import {
   startRunHarness,
   submit,
 } from "../../tests/helpers/runs.ts";
+import { atMost, measure } from "./report.ts";
 
 const TURNS = 10;
 
@@ -41,6 +42,24 @@ function answer(words: number): ScriptSource {
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
+}
+
+/** Median wall time of a bare `deno run` of an empty script (the floor of one start-up). */
+async function bareDenoStart(): Promise<number> {
+  const dir = Deno.makeTempDirSync({ prefix: "bench-bare-" });
+  try {
+    const empty = `${dir}/empty.ts`;
+    Deno.writeTextFileSync(empty, "");
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      await new Deno.Command(Deno.execPath(), { args: ["run", "--quiet", empty] }).output();
+      times.push(performance.now() - t0);
+    }
+    return median(times);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 }
 
 function writeBytes(pid: number): number {
@@ -106,6 +125,17 @@ async function main(): Promise<void> {
     console.log(`submit → first delta at browser:    ${median(firsts).toFixed(1)} ms (median)`);
     console.log(`scripted model's own first frame:   ${median(ttfbs).toFixed(1)} ms (median)`);
     console.log(`harness overhead per Turn:          ${overhead.toFixed(1)} ms`);
+    // [PF-1] The bound is measured in the same run: two bare Deno start-ups.
+    const bare = await bareDenoStart();
+    console.log(`bare \`deno run\` of an empty script: ${bare.toFixed(1)} ms (median)`);
+    measure("run", "submit → model.request.started, median", median(requests), "ms");
+    measure(
+      "run",
+      "harness overhead per Turn (submit → first delta − model)",
+      overhead,
+      "ms",
+      atMost(0.2 * 2 * bare, `≤ 0.2 × 2 bare Deno start-ups (${(2 * bare).toFixed(0)} ms) [PF-1]`),
+    );
 
     for (
       const [label, words] of [["short answer (20 words)", 20], [
@@ -123,6 +153,13 @@ async function main(): Promise<void> {
         per.push(writeBytes(pid) - before);
       }
       const text = words * 4;
+      measure(
+        "run",
+        `disk bytes per Turn, ${label}`,
+        median(per),
+        "B",
+        atMost(65536, "≤ 64 KiB [PF-4]"),
+      );
       console.log(
         `disk bytes per Turn, ${label}: ${median(per)} (answer text ≈ ${text} bytes, ` +
           `${words} deltas streamed)`,

@@ -9,6 +9,7 @@
  */
 import { executeInRunner } from "../../runtime/exec/runner.ts";
 import type { CommandJob } from "../../sandbox/runner_frames.ts";
+import { measure } from "./report.ts";
 
 const RUNS = 9;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -57,6 +58,9 @@ try {
   console.log(`  min ${Math.min(...total).toFixed(0)} ms, max ${Math.max(...total).toFixed(0)} ms`);
   console.log(`  PID namespace: ${pidns}`);
   console.log(`baseline: \`true\` through Deno.Command (median): ${median(plain).toFixed(1)} ms`);
+  measure("runner_start", "runner start → verified ready, median", median(ready), "ms");
+  measure("runner_start", "runner start → result of `true`, median", median(total), "ms");
+  measure("runner_start", "`true` through Deno.Command (baseline), median", median(plain), "ms");
 } finally {
   Deno.removeSync(base, { recursive: true });
 }

@@ -11,6 +11,7 @@
 import { openWorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import { computeChangeSet } from "../../runtime/exec/change_set.ts";
 import { ScratchCopy } from "../../runtime/exec/scratch.ts";
+import { measure } from "./report.ts";
 
 const FILES = 1000;
 const RUNS = 7;
@@ -74,6 +75,10 @@ try {
       `(workspace ${FILES} files, ${kib} KiB in 20 directories)`,
   );
   console.log(`scratch sync, nothing changed: median ${median(idle).toFixed(1)} ms`);
+  measure("scratch", `first copy of ${FILES} files, median`, median(first), "ms");
+  measure("scratch", "sync, nothing changed, median", median(idle), "ms");
+  measure("scratch", "sync, 10 files changed, median", median(changed), "ms");
+  measure("scratch", "change set of 10 files, median", median(changeSet), "ms");
   console.log(`scratch sync, 10 files changed: median ${median(changed).toFixed(1)} ms`);
   console.log(
     `change set, 10 files modified (digests + diffs): median ${median(changeSet).toFixed(1)} ms`,

@@ -10,6 +10,7 @@ import { spawnConfinedWorker } from "../../runtime/worker/supervisor.ts";
 import { silentLogger } from "../../runtime/log.ts";
 import { parseStatus } from "../../sandbox/attestation.ts";
 import { readProcText } from "../../sandbox/procfs.ts";
+import { atMost, measure } from "./report.ts";
 
 const RUNS = 9;
 
@@ -56,6 +57,22 @@ try {
   );
   console.log(`worker RSS after attestation (median): ${(median(rss) / 1024).toFixed(1)} MiB`);
   console.log(`worker threads after attestation (median): ${median(threads)}`);
+  const bare = median(plain);
+  measure(
+    "worker_spawn",
+    "worker spawn → attested (cold), median",
+    median(latency),
+    "ms",
+    atMost(1.5 * 2 * bare, `≤ 1.5 × 2 bare Deno start-ups (${(2 * bare).toFixed(0)} ms) [PF-1]`),
+  );
+  measure("worker_spawn", "bare `deno run` of an empty script, median", bare, "ms");
+  measure(
+    "worker_spawn",
+    "worker RSS after attestation, median",
+    median(rss) / 1024,
+    "MiB",
+    atMost(60, "≤ 60 MiB [PF-5]"),
+  );
   console.log(
     `baseline: plain \`deno run\` of an empty script (median): ${median(plain).toFixed(0)} ms`,
   );
