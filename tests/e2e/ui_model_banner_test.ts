@@ -60,14 +60,18 @@ Deno.test("the banner follows the model without a reload: it goes once Ollama co
     await page.fill("[data-testid=login-token]", readBootstrapToken(server.home));
     await page.click("[data-testid=login-submit]");
     await page.waitForSelector("[data-testid=model-banner]", { timeout: 15_000 });
-    const loads: string[] = [];
-    page.on("framenavigated", (f) => f === page.mainFrame() && loads.push(f.url()));
+    // A marker on the window survives address rewrites but not a reload.
+    await page.evaluate(() => ((window as unknown as { __same?: boolean }).__same = true));
     ollama = await startFakeOllama({ port });
     await page.waitForSelector("[data-testid=model-banner]", {
       state: "detached",
       timeout: 30_000,
     });
-    assertEquals(loads, [], "no reload");
+    assertEquals(
+      await page.evaluate(() => (window as unknown as { __same?: boolean }).__same),
+      true,
+      "no reload",
+    );
     assertEquals(errors.filter((e) => !/status of 503/.test(e)), []);
   } finally {
     await browser.close();
