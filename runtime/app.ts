@@ -14,6 +14,7 @@ import { createCursorCodec } from "./conversations/cursor.ts";
 import { type ConversationService, createConversationService } from "./conversations/service.ts";
 import { agentRoutes, withSystemAgentAliases } from "./http/agent_routes.ts";
 import { conversationRoutes } from "./http/conversation_routes.ts";
+import { historyRoutes } from "./http/history_routes.ts";
 import { ensureDefaultInstructionFile } from "./workspace/instruction_file.ts";
 import { sweepStaleWriteTemps } from "./workspace/startup_cleanup.ts";
 import { createGateway, type WebGateway } from "./http/gateway.ts";
@@ -145,6 +146,7 @@ export function createApp(opts: AppOptions): App {
     ...authRoutes(gateway),
     ...agentRoutes({ agents, models: { isKnown: (id) => isSelectableModel(model, id) } }),
     ...conversationRoutes({ conversations }),
+    ...historyRoutes({ conversations }),
     ...runRoutes({ runs, queries: runQueries }),
     ...changeRoutes({ stateDb: (id) => runs.read.stateDb(id) }),
     ...workspaceRoutes({ agents, home: opts.home }),

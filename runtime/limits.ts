@@ -72,6 +72,10 @@ export const TURN_PAGE_DEFAULT = 32; // [CV-3]
 export const TURN_PAGE_MAX = 64; // [CV-3]
 export const STATE_DB_JOURNAL_SIZE_LIMIT = 16 * MiB; // [CV-1]
 export const STATE_DB_MAX_BYTES = 512 * MiB; // [CV-1]
+export const SEARCH_QUERY_MAX_BYTES = 256; // [UI-9] UTF-8 bytes of `q`
+export const SEARCH_RESULTS_MAX = 50; // [UI-9]
+export const SEARCH_TERMS_MAX = 32; // [UI-9] whitespace-separated terms in one query
+export const SEARCH_SNIPPET_TOKENS = 16; // [UI-9] tokens of context in a hit's snippet
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 export const INSTRUCTION_FILE_NAME = "agent-builder.md"; // [AG-4]
 /** How long upgrade/delete wait for admitted Runs to release after cancel [AG-3]. */

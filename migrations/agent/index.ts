@@ -5,6 +5,7 @@ import m0002 from "./0002_conversation_paging.sql" with { type: "text" };
 import m0003 from "./0003_runs.sql" with { type: "text" };
 import m0004 from "./0004_turn_partial_text.sql" with { type: "text" };
 import m0005 from "./0005_exec.sql" with { type: "text" };
+import m0006 from "./0006_search.sql" with { type: "text" };
 
 export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 1, sql: m0001 },
@@ -12,4 +13,5 @@ export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 3, sql: m0003 },
   { version: 4, sql: m0004 },
   { version: 5, sql: m0005 },
+  { version: 6, sql: m0006 },
 ];

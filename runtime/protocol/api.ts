@@ -7,6 +7,7 @@
  */
 import * as z from "zod";
 import { EnvelopeSchema } from "./events.ts";
+import { SEARCH_RESULTS_MAX } from "../limits.ts";
 
 /** The title a Conversation gets when it is created without one (server and UI). */
 export const DEFAULT_CONVERSATION_TITLE = "New conversation";
@@ -138,6 +139,18 @@ export const ContinueResponse = z.object({ session: ConversationSchema, head_tur
 export const BranchResponse = z.object({
   session: ConversationSchema,
   copied_turns: z.number().int(),
+}).strict();
+/** `GET /api/agents/<agent>/search?q=` [UI-9]: best hits first, at most 50. */
+export const SearchHitSchema = z.object({
+  conversation_id: z.string(),
+  title: z.string(),
+  /** Null when the Conversation's title matched. */
+  turn_id: z.string().nullable(),
+  snippet: z.string(),
+}).strict();
+export type SearchHitJson = z.infer<typeof SearchHitSchema>;
+export const SearchResponse = z.object({
+  results: z.array(SearchHitSchema).max(SEARCH_RESULTS_MAX),
 }).strict();
 
 // ---------------------------------------------------------------- models

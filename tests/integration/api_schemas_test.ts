@@ -125,6 +125,8 @@ Deno.test("every API response of a real server matches its route's shared schema
     assertEquals((await call("GET", `${A}/sessions`)).status, 200);
     assertEquals((await call("GET", "/api/sessions")).status, 200);
     assertEquals((await call("PATCH", C, { title: "renamed" })).status, 200);
+    assertEquals((await call("GET", `${A}/search?q=renamed`)).status, 200);
+    assertEquals((await call("GET", `${A}/search?q=`)).status, 422);
     assertEquals((await call("GET", `${A}/commands`)).status, 200);
     assertEquals((await call("POST", `${C}/commands`, { input: "/status" })).status, 200);
     assertEquals((await call("POST", `${C}/commands`, { input: "/context" })).status, 200);
