@@ -108,6 +108,12 @@ async function main(): Promise<void> {
   const h = await startRunHarness({ ollama });
   try {
     const pid = h.server.child.pid;
+    // [PF-5] The server's resident memory once started and qualified, before any Run.
+    const idleRss = Number(
+      /^VmRSS:\s*(\d+) kB$/m.exec(readProcText(`/proc/${pid}/status`) ?? "")?.[1],
+    );
+    console.log(`server idle RSS:                    ${(idleRss / 1024).toFixed(1)} MiB`);
+    measure("run", "server idle RSS", idleRss / 1024, "MiB", atMost(100, "≤ 100 MiB [PF-5]"));
     const conv = await newConversation(h);
     await turn(h, conv, 5); // warm-up: module caches, SQLite pages
     const firsts: number[] = [];
