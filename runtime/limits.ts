@@ -399,3 +399,5 @@ export const CURSOR_TOKEN_MAX_CHARS = 256;
 export const RUN_TREE_DEPTH_MAX = 64;
 /** Characters of one log field value (longer is cut). */
 export const LOG_FIELD_MAX_CHARS = 200;
+/** The longest duration an event carries (elapsed_ms, duration_ms): one day. */
+export const DURATION_MAX_MS = 86_400_000;

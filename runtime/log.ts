@@ -118,3 +118,8 @@ export const silentLogger: Logger = {
   flush() {},
   close() {},
 };
+
+/** The one way a log line names an error: its class name, else the value's type (never text). */
+export function errorName(err: unknown): string {
+  return err instanceof Error ? err.name : typeof err;
+}

@@ -69,6 +69,7 @@ import {
   validateRegistryRow,
   viewIdOf,
 } from "./availability.ts";
+import { errorName } from "../log.ts";
 
 export const SYSTEM_AGENT_NAME = "System Agent";
 
@@ -290,7 +291,7 @@ export function createAgentService(opts: AgentServiceOptions) {
       cancelling.catch((err: unknown) =>
         opts.log.error("agent.cancel_failed", {
           agent: id,
-          error: err instanceof Error ? err.name : "unknown",
+          error: errorName(err),
         })
       );
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -503,7 +504,7 @@ export function createAgentService(opts: AgentServiceOptions) {
       createRow(SYSTEM_AGENT_ID, SYSTEM_AGENT_NAME, true);
     } catch (err) {
       // At start-up its row (if inserted) is then recovered, or marked unavailable.
-      opts.log.error("agent.system_create_failed", { error: errorName(err) });
+      opts.log.error("agent.system_create_failed", { error: failureName(err) });
     }
   }
 
@@ -547,7 +548,7 @@ export function createAgentService(opts: AgentServiceOptions) {
   }
 }
 
-function errorName(err: unknown): string {
+function failureName(err: unknown): string {
   if (err instanceof AppError) return err.code;
-  return err instanceof Error ? err.name : "unknown";
+  return errorName(err);
 }

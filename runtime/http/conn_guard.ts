@@ -54,6 +54,7 @@ import type { Logger } from "../log.ts";
 import { SECURITY_HEADERS } from "./headers.ts";
 import { freeDescriptors } from "./descriptors.ts";
 import { GUARD_TOKEN_HEADER, RequestFramer } from "./request_framing.ts";
+import { errorName } from "../log.ts";
 
 export interface ConnGuardOptions {
   hostname: string;
@@ -344,7 +345,7 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
         if (
           !(err instanceof Deno.errors.NotFound || err instanceof Deno.errors.ConnectionRefused)
         ) {
-          opts.log.warn("http.guard_dial", { kind: err instanceof Error ? err.name : typeof err });
+          opts.log.warn("http.guard_dial", { kind: errorName(err) });
         }
         entry.close();
         return null;
@@ -431,7 +432,7 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
     serveConn(client, entry).catch((err) => {
       entry.close();
       release(entry);
-      opts.log.error("http.guard_error", { kind: err instanceof Error ? err.name : typeof err });
+      opts.log.error("http.guard_error", { kind: errorName(err) });
     });
   }
 
@@ -446,7 +447,7 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
         // Out of descriptors (or another transient failure): never end accepting.
         // Back off so a flood of failures does not spin, and log once per episode.
         if (backoff === 0) {
-          opts.log.warn("http.guard_accept", { kind: err instanceof Error ? err.name : "" });
+          opts.log.warn("http.guard_accept", { kind: errorName(err) });
         }
         backoff = Math.min(ACCEPT_BACKOFF_MAX_MS, Math.max(ACCEPT_BACKOFF_MIN_MS, backoff * 2));
         await new Promise((r) => setTimeout(r, backoff));
@@ -470,7 +471,7 @@ export function startConnGuard(opts: ConnGuardOptions): ConnGuard {
         await writeAll(conn, ANSWERS.too_many_connections!);
       } catch (err) {
         if (!isDisconnect(err)) {
-          opts.log.warn("http.guard_refuse", { kind: err instanceof Error ? err.name : "" });
+          opts.log.warn("http.guard_refuse", { kind: errorName(err) });
         }
       }
       closeQuietly(conn);

@@ -20,6 +20,7 @@ import { type ConnGuard, type GuardedConn, startConnGuard } from "./conn_guard.t
 import { applySecurityHeaders, errorResponse } from "./headers.ts";
 import { GUARD_TOKEN_HEADER } from "./request_framing.ts";
 import { createRouter, type Route, type RouteContext } from "./router.ts";
+import { errorName } from "../log.ts";
 
 /** What the server asks of the gateway before running a handler. */
 export interface Gateway {
@@ -171,7 +172,7 @@ export function toErrorResponse(err: unknown, log: Logger, path: string): Respon
   }
   log.error("http.unexpected", {
     path: clipPath(path),
-    kind: err instanceof Error ? err.name : typeof err,
+    kind: errorName(err),
   });
   return errorResponse("internal_error");
 }

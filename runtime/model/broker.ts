@@ -52,6 +52,7 @@ import type {
   Usage,
 } from "./types.ts";
 import { chatBody } from "./wire.ts";
+import { errorName } from "../log.ts";
 
 export type * from "./types.ts";
 
@@ -110,7 +111,7 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
       // Diagnostics never change the call [EV-1]; the failure is logged, not swallowed.
       log.warn("model.observer_failed", {
         what,
-        error: err instanceof Error ? err.name : "unknown",
+        error: errorName(err),
       });
     }
   }
@@ -129,7 +130,7 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
         if (!failedOnce) {
           failedOnce = true;
           log.warn("model.delta_sink_failed", {
-            error: err instanceof Error ? err.name : "unknown",
+            error: errorName(err),
           });
         }
       }
@@ -162,7 +163,7 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
       });
     } catch (err) {
       log.error("model.ledger_started_failed", {
-        error: err instanceof Error ? err.name : "unknown",
+        error: errorName(err),
       });
       return failed("journal_unavailable"); // no HTTP without a durable request boundary
     }
@@ -193,7 +194,7 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
       });
     } catch (err) {
       log.error("model.ledger_finished_failed", {
-        error: err instanceof Error ? err.name : "unknown",
+        error: errorName(err),
       });
       return failed("journal_unavailable");
     }
@@ -337,7 +338,7 @@ export function createBroker(opts: BrokerOptions): ModelBroker {
     try {
       smaller = await req.recover({ modelId: entry.id, status: first.status });
     } catch (err) {
-      log.error("model.recover_failed", { error: err instanceof Error ? err.name : "unknown" });
+      log.error("model.recover_failed", { error: errorName(err) });
       return failed("model_context_limit");
     }
     if (smaller === null) return failed("model_context_limit");

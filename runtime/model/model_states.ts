@@ -31,6 +31,7 @@ import {
   systemResolver,
 } from "./qualification.ts";
 import type { CatalogState, ModelStatus, PublicModelProfile, UnavailableReason } from "./types.ts";
+import { errorName } from "../log.ts";
 
 export interface EntryState {
   state: CatalogState;
@@ -120,7 +121,7 @@ export class ModelStates {
         // Unexpected (e.g. a permission error): fail closed and say so in the log.
         this.#markAll("unreachable");
         this.#log.error("model.discovery_failed", {
-          error: err instanceof Error ? err.name : "unknown",
+          error: errorName(err),
         });
       } finally {
         this.#inflight = null;

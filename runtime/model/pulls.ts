@@ -30,6 +30,7 @@ import { isHostQualified, isModelName } from "../protocol/model_name.ts";
 import { httpRequest, type PinnedAddress, TransportError } from "./http_client.ts";
 import { NdjsonReader, readErrorBody, requestJson, StreamBoundError } from "./ollama_client.ts";
 import { PullLineSchema } from "./wire.ts";
+import { errorName } from "../log.ts";
 
 /** The fixed text of a failed pull whose provider message is not shown. */
 export const PULL_FAILED_TEXT = "The pull failed.";
@@ -188,7 +189,7 @@ export class PullManager {
       } catch (err) {
         p.subs.delete(fn); // a failing subscriber (closed stream) never stops the pull
         this.#deps.log.warn("model.pull_subscriber_failed", {
-          error: err instanceof Error ? err.name : "unknown",
+          error: errorName(err),
         });
       }
     }
@@ -298,7 +299,7 @@ export class PullManager {
         return this.#finish(p, { kind: "pull.failed", message: PULL_FAILED_TEXT });
       }
       this.#deps.log.error("model.pull_crashed", {
-        error: err instanceof Error ? err.name : "unknown",
+        error: errorName(err),
       });
       return this.#finish(p, { kind: "pull.failed", message: PULL_FAILED_TEXT });
     } finally {

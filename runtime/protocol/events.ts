@@ -12,12 +12,18 @@
  */
 import * as z from "zod";
 import { isErrorCode } from "../errors.ts";
+import { DURATION_MAX_MS } from "../limits.ts";
 import { TOOLSET_TOOLS_MAX, USAGE_ROWS_PER_RUN_MAX } from "../limits.ts";
 import { CallIdSchema, DigestSchema, IdSchema, ToolIdSchema } from "./worker_frames.ts";
 
 const Code = z.string().max(64).refine(isErrorCode);
 const Count = z.number().int().min(0).max(1_000_000_000);
-const Ms = z.number().int().min(0).max(86_400_000);
+const Ms = z.number().int().min(0).max(DURATION_MAX_MS);
+
+/** A duration as events carry it: whole ms, clamped to 0..DURATION_MAX_MS (one day). */
+export function clampDurationMs(ms: number): number {
+  return Math.min(DURATION_MAX_MS, Math.max(0, Math.round(ms)));
+}
 /** Logical model calls of a Run, overflow-recovery calls included (one usage row each). */
 const CallNo = z.number().int().min(1).max(USAGE_ROWS_PER_RUN_MAX);
 const Phase = z.enum(["plain", "tools"]);

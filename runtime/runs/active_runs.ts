@@ -15,6 +15,7 @@ import type { Logger } from "../log.ts";
 import type { WorkerToControl } from "../protocol/worker_frames.ts";
 import type { WorkerHandle } from "../worker/supervisor.ts";
 import { type AbortReason, cancelFrameReason } from "./run_terminal.ts";
+import { errorName } from "../log.ts";
 
 /** One active Run as the rest of the service sees it. */
 export interface ActiveRun {
@@ -114,7 +115,7 @@ export class ActiveRuns {
     const w = run.worker;
     if (!w) return;
     w.send({ v: 2, type: "cancel", reason: cancelFrameReason(reason) }).catch((err) => {
-      this.#log.warn("run.cancel_send_failed", { kind: err instanceof Error ? err.name : "x" });
+      this.#log.warn("run.cancel_send_failed", { kind: errorName(err) });
     });
     // A Worker that does not report within the grace is killed; the driver then sees EOF.
     setTimeout(() => {

@@ -30,6 +30,8 @@ export const REASONING_DROPPED_MARKER =
 import { usageFinished, usageStarted } from "../store/run_store.ts";
 import { JournalUnavailable } from "./run_recorder.ts";
 import type { TurnContext } from "./turn_context.ts";
+import { errorName } from "../log.ts";
+import { clampDurationMs } from "../protocol/events.ts";
 
 export interface ModelCallResult {
   outcome: ChatOutcome;
@@ -117,7 +119,7 @@ export async function callModel(
               input_tokens: e.usage.inputTokens,
               output_tokens: e.usage.outputTokens,
               usage_complete: e.usage.complete,
-              elapsed_ms: Math.min(86_400_000, Math.max(0, Math.round(e.elapsedMs))),
+              elapsed_ms: clampDurationMs(Math.round(e.elapsedMs)),
               attempts: Math.min(4, e.attempts),
             }, () =>
               usageFinished(ctx.db, {
@@ -165,7 +167,7 @@ export async function callModel(
                   max_attempts: e.maxAttempts,
                   phase: e.phase,
                   outcome: e.outcome,
-                  elapsed_ms: Math.min(86_400_000, Math.max(0, Math.round(e.elapsedMs))),
+                  elapsed_ms: clampDurationMs(Math.round(e.elapsedMs)),
                   ttfb_ms: e.ttfbMs === null ? null : Math.max(0, Math.round(e.ttfbMs)),
                 },
                 undefined,
@@ -289,7 +291,7 @@ function guard(
     if (err instanceof AppError) onError(err.code);
     else if (err instanceof JournalUnavailable) onError("journal_unavailable");
     else {
-      ctx.log.error("run.callback_failed", { kind: err instanceof Error ? err.name : typeof err });
+      ctx.log.error("run.callback_failed", { kind: errorName(err) });
       onError("internal_error");
     }
     inner.abort();

@@ -27,6 +27,7 @@ import {
   usageCloseRun,
 } from "../store/run_store.ts";
 import { transaction } from "../store/sqlite.ts";
+import { clampDurationMs } from "../protocol/events.ts";
 
 export interface RecoveryOptions {
   home: HomeLayout;
@@ -79,7 +80,7 @@ function recoverAgentRuns(
           code: "run_interrupted",
           stage: "recovery",
           retryable: true,
-          duration_ms: Math.min(86_400_000, Math.max(0, at - run.created_at)),
+          duration_ms: clampDurationMs(at - run.created_at),
         });
         writeStaged(db, j, [s]);
       } else {

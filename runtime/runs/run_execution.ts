@@ -28,6 +28,7 @@ import type { ApprovalContext } from "./turn_context.ts";
 import { driveTurn } from "./turn_driver.ts";
 import { RunExec, type RunnerPort } from "../exec/run_exec.ts";
 import { scratchRootRel } from "../exec/scratch_root.ts";
+import { errorName } from "../log.ts";
 
 export type SpawnWorker = (runRoot: string) => Promise<WorkerHandle<WorkerToControl>>;
 
@@ -127,7 +128,7 @@ export async function executeRun(
       terminal = await crashTerminal(w.exited, terminal, CANCEL_GRACE_MS);
     }
   } catch (err) {
-    const kind = err instanceof Error ? err.name : typeof err;
+    const kind = errorName(err);
     if (!(err instanceof AppError)) deps.log.error("run.execute_failed", { kind });
     terminal = errorTerminal(err, run.reason());
   } finally {
@@ -139,7 +140,7 @@ export async function executeRun(
   try {
     exec?.dispose();
   } catch (err) {
-    deps.log.error("run.scratch_remove_failed", { kind: err instanceof Error ? err.name : "x" });
+    deps.log.error("run.scratch_remove_failed", { kind: errorName(err) });
   }
   // Inactive once the terminal is durable; Worker exit and root removal still hold admission.
   hooks.settled();

@@ -48,6 +48,8 @@ import {
   usageCloseRun,
 } from "../store/run_store.ts";
 import { transaction } from "../store/sqlite.ts";
+import { errorName } from "../log.ts";
+import { clampDurationMs } from "../protocol/events.ts";
 
 /** Thrown when the journal could not be appended; the Run must stop. */
 export class JournalUnavailable extends Error {
@@ -203,7 +205,7 @@ export class RunRecorder {
   finish(t: Terminal): boolean {
     if (this.#finished || this.#broken) return false;
     const { db, journal, now } = this.o;
-    const duration = Math.min(86_400_000, Math.max(0, now() - this.o.startedAt));
+    const duration = clampDurationMs(now() - this.o.startedAt);
     const alreadyLive = this.#deferred.length;
     const staged: Staged[] = [...this.#deferred];
     const extras = this.#takeExtras();
@@ -239,7 +241,7 @@ export class RunRecorder {
     } catch (err) {
       // A terminal that cannot be staged (a cap or state-machine bug) still ends the Turn.
       this.o.log.error("run.terminal_stage_failed", {
-        kind: err instanceof Error ? err.name : "x",
+        kind: errorName(err),
       });
       return this.#journalUnavailable(err);
     }
@@ -293,7 +295,7 @@ export class RunRecorder {
       enforceRetention(db, this.o.log);
     } catch (err) {
       // Retention runs again after the next terminal; a failure here loses nothing.
-      this.o.log.warn("run.retention_failed", { kind: err instanceof Error ? err.name : "x" });
+      this.o.log.warn("run.retention_failed", { kind: errorName(err) });
     }
     return true;
   }
@@ -303,7 +305,7 @@ export class RunRecorder {
     if (this.#broken) return false;
     this.#broken = true;
     this.o.log.error("run.journal_unavailable", {
-      kind: err instanceof Error ? err.name : typeof err,
+      kind: errorName(err),
     });
     this.o.live.push({ kind: "stream.error", payload: { code: "journal_unavailable" } });
     this.o.live.end();
@@ -333,7 +335,7 @@ export class RunRecorder {
     } catch (inner) {
       // The database refuses writes too: restart recovery will interrupt the Turn [CV-6].
       this.o.log.error("run.tombstone_failed", {
-        kind: inner instanceof Error ? inner.name : typeof inner,
+        kind: errorName(inner),
       });
     }
     return false;

@@ -61,6 +61,7 @@ import {
 import { denoRunFlags, mainStage2Entry, sandboxIdentityArgs } from "../../sandbox/worker_entry.ts";
 import { closeFd, syscall } from "../../sandbox/libc.ts";
 import { measureRunTree, runTreeOverLimit } from "./run_tree.ts";
+import { errorName } from "../log.ts";
 
 /** Why a Worker ended. */
 export type WorkerExitReason =
@@ -211,10 +212,6 @@ function killChild(child: Deno.ChildProcess): void {
   } catch (err) {
     if (!(err instanceof TypeError)) throw err; // TypeError: already exited
   }
-}
-
-function errorName(err: unknown): string {
-  return err instanceof Error ? err.name : "unknown";
 }
 
 /** Writes/cancels on a pipe whose other end is gone fail; nothing else is ignored. */
