@@ -6,9 +6,11 @@
  */
 import { html } from "htm/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
+import { ConversationSearch } from "./ConversationSearch.ts";
 import { Icon } from "./Icon.ts";
 import { fmtRelative } from "./lib/format.ts";
 import type { Agent, Conversation } from "./lib/types.ts";
+import type { SearchHitJson } from "../runtime/protocol/api.ts";
 
 export interface SidebarProps {
   agents: Agent[];
@@ -30,6 +32,8 @@ export interface SidebarProps {
   onRenameConversation(id: string): void;
   onBranchConversation(id: string): void;
   onDeleteConversation(id: string): void;
+  /** Searches the selected Agent's Conversations [UI-9]; absent: no search box. */
+  onSearch?(q: string): Promise<SearchHitJson[]>;
   onLogout(): void;
 }
 
@@ -128,6 +132,11 @@ export function Sidebar(p: SidebarProps) {
           aria-label="New conversation" onClick=${p
             .onCreateConversation}><${Icon} name="plus" /></button>
       </div>
+      ${p.agentId && !unavailable && p.onSearch &&
+        html`
+          <${ConversationSearch} key=${p.agentId} search=${p.onSearch}
+            onOpen=${p.onSelectConversation} />
+        `}
       <ul class="conv-list" data-testid="conversation-list" ref=${listRef}>
         ${p.conversations.length === 0 &&
           html`<li class="empty small">No conversations yet: your first message starts one.</li>`}

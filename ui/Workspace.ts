@@ -306,6 +306,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
         onDeleteAgent=${agentDialogs.remove} onSelectConversation=${selectConversation}
         onCreateConversation=${createConversation} onRenameConversation=${convDialogs.rename}
         onBranchConversation=${convDialogs.branch} onDeleteConversation=${convDialogs.remove}
+        onSearch=${(q: string) => api.searchConversations(agentId ?? "", q)}
         onLogout=${onLogout} />
       <main class="main" aria-label="Chat">
         <${TopBar} title=${conv?.title ?? (agent ? agent.name : "Agent Builder")}

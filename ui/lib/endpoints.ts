@@ -17,6 +17,8 @@ import {
   PermissionsResponse,
   ReplayResponse,
   RunContextResponse,
+  type SearchHitJson,
+  SearchResponse,
   SubmitRunResponse,
   WorkspaceFileResponse,
   WorkspaceListResponse,
@@ -82,6 +84,8 @@ export interface Api {
   renameConversation(agent: string, conv: string, title: string): Promise<void>;
   deleteConversation(agent: string, conv: string): Promise<void>;
   branchConversation(agent: string, conv: string): Promise<Conversation | null>;
+  /** Full-text search over the Agent's titles and messages [UI-9]. */
+  searchConversations(agent: string, q: string): Promise<SearchHitJson[]>;
   startRun(
     agent: string,
     conv: string,
@@ -142,6 +146,9 @@ export function createApi(request: Requester): Api {
       const r = await request("POST", `${convPath(a, c)}/continue`, { mode: "branch" });
       return toConversation(parse(BranchResponse, r, "branch").session);
     },
+    searchConversations: async (a, q) =>
+      parse(SearchResponse, await request("GET", `${agentPath(a)}/search?q=${e(q)}`), "search")
+        .results,
     startRun: async (a, c, body) => {
       const r = parse(
         SubmitRunResponse,
