@@ -9,9 +9,8 @@
  * a name that the registry knows (as a command or a registered alias).
  */
 import { AppError } from "../errors.ts";
+import { utf8Bytes } from "../protocol/digest.ts";
 import { COMMAND_ARG_MAX_BYTES, COMMAND_ARGS_MAX, COMMAND_INPUT_MAX_BYTES } from "../limits.ts";
-
-const encoder = new TextEncoder();
 
 /** A command name as typed after the slash: lower-case word, ≤ 32 chars. */
 export const COMMAND_NAME_RE = /^[a-z][a-z0-9-]{0,31}$/;
@@ -22,9 +21,8 @@ export interface ParsedCommand {
   args: string[];
 }
 
-export function utf8Bytes(s: string): number {
-  return encoder.encode(s).byteLength;
-}
+/** UTF-8 byte length: the one owner is runtime/protocol/digest.ts. */
+export { utf8Bytes };
 
 /**
  * Splits and validates the input. It does not resolve the name; the registry

@@ -8,6 +8,7 @@
  * a `:port` (or is `localhost`) names a registry host and is never pulled.
  */
 import { MODEL_NAME_MAX_BYTES, MODEL_NAME_PATH_PARTS_MAX } from "../limits.ts";
+import { utf8Bytes } from "./digest.ts";
 
 const PART = /^[a-z0-9][a-z0-9._-]*$/;
 const TAG = /^[A-Za-z0-9._-]+$/;
@@ -18,7 +19,7 @@ const TAG = /^[A-Za-z0-9._-]+$/;
  */
 export function isModelName(name: unknown): name is string {
   if (typeof name !== "string" || name.length === 0) return false;
-  if (new TextEncoder().encode(name).length > MODEL_NAME_MAX_BYTES) return false;
+  if (utf8Bytes(name) > MODEL_NAME_MAX_BYTES) return false;
   const colon = name.indexOf(":");
   const path = colon < 0 ? name : name.slice(0, colon);
   if (colon >= 0 && !TAG.test(name.slice(colon + 1))) return false;

@@ -21,7 +21,8 @@ import {
   previewOf,
 } from "./mutation_plan.ts";
 import { locateTarget, type TargetOptions } from "./mutation_target.ts";
-import { decodeText, utf8Length } from "./text.ts";
+import { decodeText } from "./text.ts";
+import { utf8Bytes } from "../protocol/digest.ts";
 
 export interface FileEditArgs {
   path: string;
@@ -70,8 +71,8 @@ export function prepareEdit(
     return { ok: false, code: "tool_invalid_arguments" };
   }
   if (
-    utf8Length(args.old_text) > EDIT_FRAGMENT_MAX_BYTES ||
-    utf8Length(args.new_text) > EDIT_FRAGMENT_MAX_BYTES
+    utf8Bytes(args.old_text) > EDIT_FRAGMENT_MAX_BYTES ||
+    utf8Bytes(args.new_text) > EDIT_FRAGMENT_MAX_BYTES
   ) return { ok: false, code: "content_too_large" };
   if (!args.new_text.isWellFormed() || !args.old_text.isWellFormed()) {
     return { ok: false, code: "file_invalid_utf8" };

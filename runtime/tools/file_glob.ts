@@ -20,8 +20,8 @@ import {
 } from "../limits.ts";
 import { escapeName } from "../display_name.ts";
 import { canonicalDirPath, compareUtf8 } from "./path.ts";
-import { utf8Length } from "./text.ts";
 import { walkFiles } from "./walk.ts";
+import { utf8Bytes } from "../protocol/digest.ts";
 
 export interface FileGlobArgs {
   pattern: string;
@@ -44,7 +44,7 @@ export type CompiledGlob = (string[] | null)[];
 
 export function compileGlob(pattern: unknown): CompiledGlob | null {
   if (typeof pattern !== "string" || pattern.length === 0 || !pattern.isWellFormed()) return null;
-  if (utf8Length(pattern) > GREP_PATTERN_MAX_BYTES) return null;
+  if (utf8Bytes(pattern) > GREP_PATTERN_MAX_BYTES) return null;
   for (const ch of pattern) {
     const c = ch.codePointAt(0)!;
     if (c < 0x20 || c === 0x7f || "[]{}\\".includes(ch)) return null;
@@ -126,7 +126,7 @@ export function fileGlob(
   for (const raw of found) {
     // Names are shown escaped: a control or bidi character must not spoof what is read [OP-1].
     const f = escapeName(raw);
-    bytes += utf8Length(JSON.stringify(f)) + 1;
+    bytes += utf8Bytes(JSON.stringify(f)) + 1;
     if (bytes > SEARCH_RESULT_MAX_BYTES) {
       truncated = "result_limit";
       break;

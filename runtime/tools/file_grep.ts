@@ -29,8 +29,9 @@ import type { SearchOptions, SearchTruncation } from "./file_glob.ts";
 import { escapeName } from "../display_name.ts";
 import { canonicalDirPath, compareUtf8 } from "./path.ts";
 import { compileRegexSubset, regexTest } from "./regex_subset.ts";
-import { decodeText, floorUtf8Boundary, utf8Length } from "./text.ts";
+import { decodeText, floorUtf8Boundary } from "./text.ts";
 import { type VisitResult, type WalkFile, walkFiles } from "./walk.ts";
+import { utf8Bytes } from "../protocol/digest.ts";
 
 export interface FileGrepArgs {
   pattern: string;
@@ -72,7 +73,7 @@ export function fileGrep(
   if (typeof args.pattern !== "string" || args.pattern.length === 0) {
     return { ok: false, code: "pattern_invalid" };
   }
-  if (!args.pattern.isWellFormed() || utf8Length(args.pattern) > GREP_PATTERN_MAX_BYTES) {
+  if (!args.pattern.isWellFormed() || utf8Bytes(args.pattern) > GREP_PATTERN_MAX_BYTES) {
     return { ok: false, code: "pattern_invalid" };
   }
   let test: (line: string) => boolean;
@@ -124,7 +125,7 @@ export function fileGrep(
     const room = GREP_MATCHES_MAX + 1 - matches.length;
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i].endsWith("\r") ? lines[i].slice(0, -1) : lines[i];
-      if (line.length > GREP_LINE_MAX_BYTES / 3 && utf8Length(line) > GREP_LINE_MAX_BYTES) {
+      if (line.length > GREP_LINE_MAX_BYTES / 3 && utf8Bytes(line) > GREP_LINE_MAX_BYTES) {
         refused++;
         return "continue"; // a file with an over-long line yields nothing
       }
@@ -142,7 +143,7 @@ export function fileGrep(
         truncated = "match_limit";
         return "stop";
       }
-      resultBytes += utf8Length(JSON.stringify(m)) + 1;
+      resultBytes += utf8Bytes(JSON.stringify(m)) + 1;
       if (resultBytes > SEARCH_RESULT_MAX_BYTES) {
         truncated = "result_limit";
         return "stop";

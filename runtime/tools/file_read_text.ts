@@ -28,6 +28,7 @@ import {
 } from "../limits.ts";
 import { canonicalPath } from "./path.ts";
 import { contentDigest, decodeText, floorUtf8Boundary, isUtf8Boundary } from "./text.ts";
+import { utf8Bytes } from "../protocol/digest.ts";
 
 export interface FileReadTextArgs {
   path: string;
@@ -57,7 +58,7 @@ export interface ReadOptions {
 
 /** UTF-8 bytes of `s` once JSON-encoded (what the result carries). */
 function jsonBytes(s: string): number {
-  return new TextEncoder().encode(JSON.stringify(s)).length;
+  return utf8Bytes(JSON.stringify(s));
 }
 
 /**

@@ -69,6 +69,7 @@ import {
 import { applyEdit } from "./file_edit.ts";
 import { canonicalPath, isReservedName, WRITE_TEMP_PREFIX } from "./path.ts";
 import { contentDigest, decodeText } from "./text.ts";
+import { utf8Bytes } from "../protocol/digest.ts";
 
 /** Test seams that make races deterministic; production passes none. */
 export interface CommitHooks {
@@ -252,7 +253,7 @@ export function commitMutation(
       outcome: plan.kind === "create" ? "created" : "replaced",
       identity: identityOf(fin.st),
       content_digest: plan.new_digest,
-      bytes: new TextEncoder().encode(text).length,
+      bytes: utf8Bytes(text),
     };
   } finally {
     closeFd(dirfd); // also releases the flock

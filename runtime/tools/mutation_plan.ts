@@ -9,7 +9,8 @@
  */
 import { z } from "zod";
 import { EDIT_PREVIEW_MAX_BYTES } from "../limits.ts";
-import { domainDigest, floorUtf8Boundary, utf8Length } from "./text.ts";
+import { domainDigest, floorUtf8Boundary } from "./text.ts";
+import { utf8Bytes } from "../protocol/digest.ts";
 
 const Identity = z.object({
   dev: z.string().max(32),
@@ -116,7 +117,7 @@ export const PREVIEW_TRUNCATED_MARKER =
 export function previewOf(diff: string): string {
   const bytes = new TextEncoder().encode(diff);
   if (bytes.length <= EDIT_PREVIEW_MAX_BYTES) return diff;
-  const room = EDIT_PREVIEW_MAX_BYTES - utf8Length(PREVIEW_TRUNCATED_MARKER);
+  const room = EDIT_PREVIEW_MAX_BYTES - utf8Bytes(PREVIEW_TRUNCATED_MARKER);
   const cut = floorUtf8Boundary(bytes, room);
   return new TextDecoder().decode(bytes.subarray(0, cut)) + PREVIEW_TRUNCATED_MARKER;
 }

@@ -13,6 +13,7 @@
  * lives in linuxfs/fs_anchor.ts.
  */
 import { PATH_BYTES_MAX, PATH_COMPONENTS_MAX } from "../limits.ts";
+import { utf8Bytes } from "../protocol/digest.ts";
 
 /** The reserved temp namespace of file/write [TL-6]; never a model target. */
 export const WRITE_TEMP_PREFIX = ".agent-builder-write-";
@@ -54,7 +55,7 @@ export function canonicalPath(input: unknown): PathCheck {
   // Length is checked before anything that scales with the input.
   if (input.length > PATH_BYTES_MAX) return { ok: false, code: "path_too_long" };
   if (hasLoneSurrogate(input)) return { ok: false, code: "path_invalid" };
-  const bytes = new TextEncoder().encode(input).length;
+  const bytes = utf8Bytes(input);
   if (bytes > PATH_BYTES_MAX) return { ok: false, code: "path_too_long" };
   if (hasControl(input) || input.includes("\\") || INVISIBLE.test(input)) {
     return { ok: false, code: "path_invalid" };
@@ -64,7 +65,7 @@ export function canonicalPath(input: unknown): PathCheck {
   if (components.length > PATH_COMPONENTS_MAX) return { ok: false, code: "path_too_long" };
   for (const c of components) {
     if (c === "" || c === "." || c === "..") return { ok: false, code: "path_invalid" };
-    if (new TextEncoder().encode(c).length > NAME_MAX) return { ok: false, code: "path_too_long" };
+    if (utf8Bytes(c) > NAME_MAX) return { ok: false, code: "path_too_long" };
   }
   return { ok: true, path: input, components };
 }

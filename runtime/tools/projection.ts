@@ -8,7 +8,8 @@
  * Pure module; the caller owns the per-Run budget object.
  */
 import { TOOL_RESULT_PROJECTION_MAX_BYTES, TOOL_RESULTS_PER_RUN_MAX_BYTES } from "../limits.ts";
-import { domainDigest, utf8Length } from "./text.ts";
+import { domainDigest } from "./text.ts";
+import { utf8Bytes } from "../protocol/digest.ts";
 
 export type ProjectionReason = "result_too_large" | "run_budget_exhausted";
 
@@ -47,7 +48,7 @@ export function projectToolResult(
   budget: ProjectionBudget,
 ): Projection {
   if (!CALL_ID_RE.test(callId)) return { ok: false, code: "tool_invalid_arguments" };
-  const bytes = utf8Length(canonical);
+  const bytes = utf8Bytes(canonical);
   const remaining = TOOL_RESULTS_PER_RUN_MAX_BYTES - budget.usedBytes;
   if (bytes <= TOOL_RESULT_PROJECTION_MAX_BYTES && bytes <= remaining) {
     budget.usedBytes += bytes;
@@ -59,7 +60,7 @@ export function projectToolResult(
   const digest = resultDigest(canonical);
   const text =
     `[tool result withheld: call_id=${callId} original_bytes=${bytes} sha256=${digest} reason=${reason}]`;
-  const rb = utf8Length(text);
+  const rb = utf8Bytes(text);
   // Even the receipt must fit the Run's budget; otherwise the Run cannot go on.
   if (rb > remaining) return { ok: false, code: "model_context_limit" };
   budget.usedBytes += rb;

@@ -12,7 +12,7 @@
  * O(line × atoms) whatever the input — no catastrophic backtracking exists.
  */
 import { GREP_PATTERN_MAX_BYTES, GREP_PATTERN_QUESTION_MAX } from "../limits.ts";
-import { utf8Length } from "./text.ts";
+import { utf8Bytes } from "../protocol/digest.ts";
 
 type Range = readonly [number, number];
 interface Atom {
@@ -118,7 +118,7 @@ function parseClass(cps: string[], i: number): { atom: Atom; next: number } | nu
 /** Compiles a pattern of the subset, or null when it is outside it. */
 export function compileRegexSubset(pattern: string): CompiledRegex | null {
   if (typeof pattern !== "string" || pattern.length === 0) return null;
-  if (!pattern.isWellFormed() || utf8Length(pattern) > GREP_PATTERN_MAX_BYTES) return null;
+  if (!pattern.isWellFormed() || utf8Bytes(pattern) > GREP_PATTERN_MAX_BYTES) return null;
   const cps = [...pattern];
   const atoms: Atom[] = [];
   let anchorStart = false;

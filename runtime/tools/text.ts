@@ -61,7 +61,3 @@ export function domainDigest(domain: string, data: Uint8Array | string): string 
 export function contentDigest(bytes: Uint8Array): string {
   return domainDigest("agent-builder/file-content/v1", bytes);
 }
-
-export function utf8Length(s: string): number {
-  return new TextEncoder().encode(s).length;
-}
