@@ -80,6 +80,26 @@ async function startHarness(): Promise<Harness> {
   };
 }
 
+/**
+ * The smallest valid query of each GET route whose query schema requires
+ * parameters, by the route's path ending (the system Agent's aliases share
+ * it); a route missing here fails the handler-reached test below.
+ */
+const REQUIRED_QUERY: Record<string, string> = {
+  "/runs/:run/changes/diff": "path=a.txt",
+  "/search": "q=hello",
+};
+
+/** The query a GET route needs to reach its handler ("" when none is required). */
+function requiredQuery(
+  route: { path: string; query?: { safeParse(v: unknown): { success: boolean } } },
+) {
+  if (!route.query || route.query.safeParse({}).success) return "";
+  const q = Object.entries(REQUIRED_QUERY).find(([end]) => route.path.endsWith(end))?.[1];
+  assert(q !== undefined, `${route.path}: add its smallest valid query to REQUIRED_QUERY`);
+  return `?${q}`;
+}
+
 /** A concrete path for a route pattern: ids become valid-looking UUIDs. */
 function concretePath(path: string): string {
   return path.split("/").map((seg) => {
@@ -255,7 +275,7 @@ Deno.test("with a valid session and an allowed Host every GET /api/* route reach
     for (const route of h.routes.filter((r) => r.path.startsWith("/api/") && r.method === "GET")) {
       const res = await rawRequest(port, {
         method: "GET",
-        path: concretePath(route.path),
+        path: concretePath(route.path) + requiredQuery(route),
         headers: [["cookie", h.a.cookie], ["host", `localhost:${port}`]],
       });
       assertHygiene(res, `${route.path} as localhost`);

@@ -231,7 +231,12 @@ Deno.test("deleting an Agent cancels its active Run first", async () => {
     assertEquals(r.status, 202);
     const other = { ...h, agent };
     await readSse(other, r.body.run_id, { until: (f) => f.event === "assistant.block.delta" });
-    const stream = readSse(other, r.body.run_id);
+    // The stream is attached before the DELETE fences the Agent (which then
+    // refuses new streams with agent_busy).
+    let attached!: () => void;
+    const opened = new Promise<void>((resolve) => attached = resolve);
+    const stream = readSse(other, r.body.run_id, { opened: attached });
+    await opened;
     const del = await h.api("DELETE", `/api/agents/${agent}`);
     assertEquals(del.status, 200);
     const frames = await stream;
