@@ -78,7 +78,10 @@ Deno.test("a test hook variable in the product tree is a finding", () => {
       Deno.mkdirSync(`${root}/${d}`);
     }
     Deno.writeTextFileSync(`${root}/main.ts`, "");
-    Deno.writeTextFileSync(`${root}/runtime/limits.ts`, 'Deno.env.get("AGENT_BUILDER_TEST_X");\n');
+    Deno.writeTextFileSync(
+      `${root}/runtime/limits.ts`,
+      `Deno.env.get("${["AGENT", "BUILDER", "TEST", "X"].join("_")}");\n`,
+    );
     assertEquals(checkTree(root).map((f) => f.kind), ["test_hook"]);
   } finally {
     Deno.removeSync(root, { recursive: true });
