@@ -36,9 +36,4 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
-const enc = new TextEncoder();
-
-/** UTF-8 byte length of a string. */
-export function utf8Bytes(s: string): number {
-  return enc.encode(s).byteLength;
-}
+export { utf8Bytes } from "./utf8.ts";

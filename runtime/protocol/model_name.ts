@@ -8,7 +8,7 @@
  * a `:port` (or is `localhost`) names a registry host and is never pulled.
  */
 import { MODEL_NAME_MAX_BYTES, MODEL_NAME_PATH_PARTS_MAX } from "../limits.ts";
-import { utf8Bytes } from "./digest.ts";
+import { utf8Bytes } from "./utf8.ts";
 
 const PART = /^[a-z0-9][a-z0-9._-]*$/;
 const TAG = /^[A-Za-z0-9._-]+$/;

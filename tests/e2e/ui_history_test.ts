@@ -29,9 +29,16 @@ Deno.test("older turns load upward through the server cursor", async () => {
     const conv = (await api("POST", `/api/agents/${SYS}/sessions`, { title: "Long history" }))
       .body.session.id;
     const ask = async (i: number) => {
-      const r = await api("POST", `/api/agents/${SYS}/sessions/${conv}/runs`, {
-        message: `question ${i}`,
-      });
+      // The previous Turn is committed before its Run releases the Conversation:
+      // until then a submit is 409 conversation_busy (wait for that state to end).
+      let r = { status: 0, body: null as unknown };
+      for (let tries = 0; tries < 300; tries++) {
+        r = await api("POST", `/api/agents/${SYS}/sessions/${conv}/runs`, {
+          message: `question ${i}`,
+        });
+        if (r.status !== 409) break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
       assertEquals(r.status, 202, JSON.stringify(r.body));
       for (let tries = 0; tries < 300; tries++) {
         const d = await api("GET", `/api/agents/${SYS}/sessions/${conv}?limit=1`);
