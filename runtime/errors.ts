@@ -68,6 +68,8 @@ const TABLE = {
   conversation_limit: { status: 409, message: "Conversation limit reached." },
   conversation_no_head: { status: 409, message: "No completed turn to continue from." },
   search_query_invalid: { status: 422, message: "The search query is empty, too long or invalid." },
+  export_too_large: { status: 413, message: "The conversation is too large to export." },
+  import_invalid: { status: 422, message: "Not a valid conversation export." },
   invalid_session_cursor: { status: 400, message: "Invalid session cursor." },
   run_not_found: { status: 404, message: "Run not found." },
   runs_busy: { status: 503, message: "Too many active runs.", retryable: true },

@@ -76,6 +76,9 @@ export const SEARCH_QUERY_MAX_BYTES = 256; // [UI-9] UTF-8 bytes of `q`
 export const SEARCH_RESULTS_MAX = 50; // [UI-9]
 export const SEARCH_TERMS_MAX = 32; // [UI-9] whitespace-separated terms in one query
 export const SEARCH_SNIPPET_TOKENS = 16; // [UI-9] tokens of context in a hit's snippet
+export const CONVERSATION_EXPORT_MAX_BYTES = 8 * MiB; // [UI-9] an export document, and an import body
+export const CONVERSATION_EXPORT_TURNS_MAX = 1024; // [UI-9] Turns in one export/import document
+export const IMPORT_ANSWER_MAX_BYTES = 256 * KiB; // [UI-9] one imported assistant message
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 export const INSTRUCTION_FILE_NAME = "agent-builder.md"; // [AG-4]
 /** How long upgrade/delete wait for admitted Runs to release after cancel [AG-3]. */

@@ -34,12 +34,17 @@ export interface SidebarProps {
   onDeleteConversation(id: string): void;
   /** Searches the selected Agent's Conversations [UI-9]; absent: no search box. */
   onSearch?(q: string): Promise<SearchHitJson[]>;
+  /** Downloads a Conversation as Markdown or JSON [UI-9]. */
+  onExportConversation?(id: string, format: "md" | "json"): void;
+  /** Imports an exported JSON file as a new Conversation [UI-9]. */
+  onImportConversation?(file: File): void;
   onLogout(): void;
 }
 
 export function Sidebar(p: SidebarProps) {
   const [menuFor, setMenuFor] = useState<string | null>(null);
   const popRef = useRef<HTMLDivElement>(null);
+  const fileRef = useRef<HTMLInputElement>(null);
   const agent = p.agents.find((a) => a.id === p.agentId) ?? null;
   const unavailable = agent?.state === "unavailable";
 
@@ -128,6 +133,18 @@ export function Sidebar(p: SidebarProps) {
       </section>
       <div class="conv-head">
         <h2>Conversations</h2>
+        ${p.onImportConversation && agent && !unavailable &&
+          html`
+            <button type="button" class="btn btn-sm btn-ghost" data-testid="import-conversation"
+              onClick=${() => fileRef.current?.click()}>Import</button>
+            <input type="file" hidden ref=${fileRef} accept=".json,application/json"
+              data-testid="import-file" onChange=${(e: Event) => {
+                const input = e.target as HTMLInputElement;
+                const file = input.files?.[0];
+                input.value = "";
+                if (file) p.onImportConversation?.(file);
+              }} />
+          `}
         <button type="button" class="icon-btn" data-testid="new-conversation"
           aria-label="New conversation" onClick=${p
             .onCreateConversation}><${Icon} name="plus" /></button>
@@ -183,6 +200,13 @@ export function Sidebar(p: SidebarProps) {
         )}>Rename</button>
         <button type="button" role="menuitem" class="menu-item"
           onClick=${act(p.onBranchConversation)}>Branch from here</button>
+        ${p.onExportConversation &&
+          html`
+            <button type="button" role="menuitem" class="menu-item" data-testid="menu-export-md"
+              onClick=${act((id) => p.onExportConversation?.(id, "md"))}>Export Markdown</button>
+            <button type="button" role="menuitem" class="menu-item" data-testid="menu-export-json"
+              onClick=${act((id) => p.onExportConversation?.(id, "json"))}>Export JSON</button>
+          `}
         <button type="button" role="menuitem" class="menu-item danger-text" data-testid="menu-delete"
           onClick=${act(p.onDeleteConversation)}>Delete</button>
       </div>

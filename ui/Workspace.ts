@@ -20,7 +20,7 @@ import { RunDetails } from "./RunDetails.ts";
 import { Sidebar } from "./Sidebar.ts";
 import { TopBar } from "./TopBar.ts";
 import { createDraftStore } from "./lib/drafts.ts";
-import { createApi, errorCode, errorMessage, type Requester } from "./lib/endpoints.ts";
+import { createApi, errorCode, errorMessage, exportPath, type Requester } from "./lib/endpoints.ts";
 import { agentDraftKey, startFirstTurn } from "./lib/first_turn.ts";
 import { autoTitle, DEFAULT_TITLE } from "./lib/format.ts";
 import { agentActions, conversationActions, type DialogRequest } from "./lib/management.ts";
@@ -193,6 +193,32 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     }
   };
 
+  /** [UI-9] A download through a same-origin link (the session cookie authorises the GET). */
+  const exportConversation = (id: string, format: "md" | "json") => {
+    if (!agentId) return;
+    const link = document.createElement("a");
+    link.href = exportPath(agentId, id, format);
+    link.download = "";
+    link.click();
+  };
+
+  /** [UI-9] The file is sent as parsed; the server validates it and mints new ids. */
+  const importConversation = async (file: File) => {
+    if (!agentId) return;
+    try {
+      const text = await file.text();
+      let doc: unknown = text;
+      try {
+        doc = JSON.parse(text);
+      } catch { /* sent as a string: the server refuses it with import_invalid */ }
+      const c = await api.importConversation(agentId, doc);
+      await loadConversations(agentId, c.id);
+      setNavOpen(false);
+    } catch (err) {
+      fail(err);
+    }
+  };
+
   /** Empty state: create the Conversation from the message and admit its first Turn. */
   const sendFirst = async (agent: string, text: string) => {
     const r = await startFirstTurn(api, agent, text, prefs);
@@ -307,6 +333,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
         onCreateConversation=${createConversation} onRenameConversation=${convDialogs.rename}
         onBranchConversation=${convDialogs.branch} onDeleteConversation=${convDialogs.remove}
         onSearch=${(q: string) => api.searchConversations(agentId ?? "", q)}
+        onExportConversation=${exportConversation} onImportConversation=${importConversation}
         onLogout=${onLogout} />
       <main class="main" aria-label="Chat">
         <${TopBar} title=${conv?.title ?? (agent ? agent.name : "Agent Builder")}

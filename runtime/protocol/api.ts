@@ -7,7 +7,14 @@
  */
 import * as z from "zod";
 import { EnvelopeSchema } from "./events.ts";
-import { SEARCH_RESULTS_MAX } from "../limits.ts";
+import {
+  CONVERSATION_EXPORT_TURNS_MAX,
+  CONVERSATION_TITLE_MAX_CHARS,
+  IMPORT_ANSWER_MAX_BYTES,
+  RUN_EVENTS_MAX,
+  SEARCH_RESULTS_MAX,
+  USER_MESSAGE_MAX_BYTES,
+} from "../limits.ts";
 
 /** The title a Conversation gets when it is created without one (server and UI). */
 export const DEFAULT_CONVERSATION_TITLE = "New conversation";
@@ -151,6 +158,56 @@ export const SearchHitSchema = z.object({
 export type SearchHitJson = z.infer<typeof SearchHitSchema>;
 export const SearchResponse = z.object({
   results: z.array(SearchHitSchema).max(SEARCH_RESULTS_MAX),
+}).strict();
+
+/**
+ * `GET …/sessions/<conv>/export?format=json` and the body of
+ * `POST …/sessions/import` [UI-9]. Import validates with this same schema and
+ * then uses only the visible transcript (title, messages, states): ids,
+ * digests and Run events in a file are never written into the journal.
+ */
+export const CONVERSATION_EXPORT_FORMAT = "agent-builder.conversation/1";
+const utf8Max = (max: number) =>
+  z.string().refine((v) => new TextEncoder().encode(v).byteLength <= max, "too long");
+export const ExportedEventSchema = z.object({
+  seq: z.number().int().min(1).max(RUN_EVENTS_MAX),
+  kind: z.string().max(64),
+  /** The event body as the journal holds it (parsed JSON). */
+  body: z.unknown(),
+  digest: z.string().max(128),
+}).strict();
+export const ExportedRunSchema = z.object({
+  id: z.string().max(64),
+  model_id: z.string().max(64),
+  state: z.enum(TURN_STATES),
+  journal: z.enum(["full", "snapshot_only", "tombstone"]),
+  events: z.array(ExportedEventSchema).max(RUN_EVENTS_MAX),
+}).strict();
+export const ExportedTurnSchema = z.object({
+  seq: z.number().int().min(1),
+  state: z.enum(TURN_STATES),
+  user_message: utf8Max(USER_MESSAGE_MAX_BYTES),
+  assistant_message: utf8Max(IMPORT_ANSWER_MAX_BYTES).nullable(),
+  created_at: z.string().max(64),
+  finished_at: z.string().max(64).nullable(),
+  run: ExportedRunSchema.nullable(),
+}).strict();
+export const ConversationExportSchema = z.object({
+  format: z.literal(CONVERSATION_EXPORT_FORMAT),
+  exported_at: z.string().max(64),
+  conversation: z.object({
+    id: z.string().max(64),
+    title: z.string().trim().min(1).max(CONVERSATION_TITLE_MAX_CHARS)
+      .regex(/^[^\p{Cc}\p{Cf}\p{Cs}]+$/u),
+    created_at: z.string().max(64),
+  }).strict(),
+  turns: z.array(ExportedTurnSchema).max(CONVERSATION_EXPORT_TURNS_MAX),
+}).strict();
+export type ConversationExport = z.infer<typeof ConversationExportSchema>;
+/** `POST …/sessions/import`: the new Conversation and how many Turns it holds. */
+export const ImportResponse = z.object({
+  session: ConversationSchema,
+  imported_turns: z.number().int(),
 }).strict();
 
 // ---------------------------------------------------------------- models

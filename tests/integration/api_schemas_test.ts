@@ -127,6 +127,17 @@ Deno.test("every API response of a real server matches its route's shared schema
     assertEquals((await call("PATCH", C, { title: "renamed" })).status, 200);
     assertEquals((await call("GET", `${A}/search?q=renamed`)).status, 200);
     assertEquals((await call("GET", `${A}/search?q=`)).status, 422);
+    const imported = await call("POST", `${A}/sessions/import`, {
+      format: "agent-builder.conversation/1",
+      exported_at: new Date().toISOString(),
+      conversation: { id: "x", title: "Imported", created_at: new Date().toISOString() },
+      turns: [],
+    });
+    assertEquals(imported.status, 201);
+    assertEquals(
+      (await call("DELETE", `${A}/sessions/${imported.body.session.id}`)).status,
+      200,
+    );
     assertEquals((await call("GET", `${A}/commands`)).status, 200);
     assertEquals((await call("POST", `${C}/commands`, { input: "/status" })).status, 200);
     assertEquals((await call("POST", `${C}/commands`, { input: "/context" })).status, 200);

@@ -11,6 +11,7 @@ import {
   ConversationResponse,
   ConversationsResponse,
   HealthResponse,
+  ImportResponse,
   InstructionsResponse,
   InstructionsWriteResponse,
   ModelsResponse,
@@ -55,6 +56,11 @@ const e = encodeURIComponent;
 const agentPath = (a: string) => `/api/agents/${e(a)}`;
 const convPath = (a: string, c: string) => `${agentPath(a)}/sessions/${e(c)}`;
 
+/** Where a Conversation's export downloads from (a same-origin GET with the session cookie). */
+export function exportPath(agent: string, conv: string, format: "md" | "json"): string {
+  return `${convPath(agent, conv)}/export?format=${format}`;
+}
+
 type Obj = Record<string, unknown>;
 function obj(v: unknown): Obj {
   return v !== null && typeof v === "object" && !Array.isArray(v) ? v as Obj : {};
@@ -86,6 +92,8 @@ export interface Api {
   branchConversation(agent: string, conv: string): Promise<Conversation | null>;
   /** Full-text search over the Agent's titles and messages [UI-9]. */
   searchConversations(agent: string, q: string): Promise<SearchHitJson[]>;
+  /** Imports an export document as a new Conversation [UI-9]. */
+  importConversation(agent: string, doc: unknown): Promise<Conversation>;
   startRun(
     agent: string,
     conv: string,
@@ -149,6 +157,15 @@ export function createApi(request: Requester): Api {
     searchConversations: async (a, q) =>
       parse(SearchResponse, await request("GET", `${agentPath(a)}/search?q=${e(q)}`), "search")
         .results,
+    importConversation: async (a, doc) =>
+      toConversation(
+        parse(
+          ImportResponse,
+          await request("POST", `${agentPath(a)}/sessions/import`, doc),
+          "import",
+        )
+          .session,
+      ),
     startRun: async (a, c, body) => {
       const r = parse(
         SubmitRunResponse,
