@@ -1,0 +1,66 @@
+/**
+ * Memory soak [PF-5]: through the real server, real confined Workers and the
+ * scripted model, SOAK_TURNS (default 400) sequential Turns round-robin over 4
+ * Conversations, each a short streamed answer. Reports the server's resident
+ * memory (VmRSS) idle, after the first 100 Turns and at the end; the goal is
+ * that the end is within 10 % of the value after the first 100 (flat: only
+ * LIVE_RUNS_IN_MEMORY Runs are meant to stay in memory).
+ *
+ * Run: ./node_modules/deno/deno run --config deno.json -A tools/bench/soak_bench.ts
+ */
+import { readProcText } from "../../sandbox/procfs.ts";
+import * as scenarios from "../fake_ollama/scenarios.ts";
+import { newConversation, readSse, startRunHarness, submit } from "../../tests/helpers/runs.ts";
+import { atMost, measure } from "./report.ts";
+
+const TURNS = Number(Deno.env.get("SOAK_TURNS") ?? 400);
+const BASE_AFTER = Math.min(100, Math.floor(TURNS / 4));
+const CONVERSATIONS = 4;
+
+function rssMiB(pid: number): number {
+  const m = /^VmRSS:\s*(\d+) kB$/m.exec(readProcText(`/proc/${pid}/status`) ?? "");
+  if (!m) throw new Error("no VmRSS");
+  return Number(m[1]) / 1024;
+}
+
+async function main(): Promise<void> {
+  const h = await startRunHarness();
+  try {
+    const pid = h.server.child.pid;
+    const idle = rssMiB(pid);
+    const convs: string[] = [];
+    for (let i = 0; i < CONVERSATIONS; i++) convs.push(await newConversation(h));
+    let base = 0;
+    const t0 = performance.now();
+    for (let i = 1; i <= TURNS; i++) {
+      h.ollama.enqueue(scenarios.text(`Answer number ${i}: ${"a few words ".repeat(10)}`));
+      const r = await submit(h, convs[i % CONVERSATIONS], `soak question ${i}`);
+      if (r.status !== 202) throw new Error(`submit ${r.status}`);
+      const frames = await readSse(h, r.body.run_id, { timeoutMs: 120_000 });
+      const end = frames.at(-1)!;
+      if (end.event !== "run.completed") throw new Error(`turn ${i}: ${JSON.stringify(end.data)}`);
+      if (i === BASE_AFTER) base = rssMiB(pid);
+      if (i % 100 === 0) console.log(`  after ${i} Turns: RSS ${rssMiB(pid).toFixed(1)} MiB`);
+    }
+    const last = rssMiB(pid);
+    const growth = (last - base) / base;
+    console.log(`soak: ${TURNS} Turns in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+    console.log(
+      `server RSS: idle ${idle.toFixed(1)} MiB, after ${BASE_AFTER} Turns ${
+        base.toFixed(1)
+      } MiB, after ${TURNS} ${last.toFixed(1)} MiB (${(growth * 100).toFixed(1)} %)`,
+    );
+    measure("soak", `server RSS after ${BASE_AFTER} Turns`, base, "MiB");
+    measure(
+      "soak",
+      `server RSS after ${TURNS} Turns`,
+      last,
+      "MiB",
+      atMost(1.1 * base, `≤ 1.1 × the value after ${BASE_AFTER} Turns [PF-5]`),
+    );
+  } finally {
+    await h.close();
+  }
+}
+
+await main();
