@@ -52,10 +52,34 @@ export interface ComposerProps {
   onDismissResult(): void;
 }
 
-function defaultLabel(models: ModelProfile[], agentDefault: string | null): string {
-  if (agentDefault) return `${agentDefault} (Agent default)`;
-  const d = models.find((m) => m.isDefault) ?? models[0];
-  return d ? `${d.id} (default)` : "Default model";
+/** The model a Turn without a choice uses: the Agent's default, else the catalog's [MB-14]. */
+function effectiveDefault(models: ModelProfile[], agentDefault: string | null) {
+  const id = agentDefault ?? (models.find((m) => m.isDefault) ?? models[0])?.id ?? null;
+  return { id, label: agentDefault ? "Agent default" : "default" };
+}
+
+/**
+ * The picker lists each model once [#18]: the default is its own entry,
+ * marked, and choosing it means "no choice" (the Turn follows the default).
+ * Only a default missing from the list keeps a separate first entry.
+ */
+function pickerOptions(models: ModelProfile[], agentDefault: string | null) {
+  const d = effectiveDefault(models, agentDefault);
+  const entries = pickable(models);
+  const listed = entries.some((m) => m.id === d.id);
+  const options = entries.map((m) => ({
+    value: m.id,
+    label: m.id === d.id ? `${modelLabel(m)} (${d.label})` : modelLabel(m),
+    disabled: !m.available,
+  }));
+  if (!listed) {
+    options.unshift({
+      value: "",
+      label: d.id ? `${d.id} (${d.label})` : "Default model",
+      disabled: false,
+    });
+  }
+  return { options, selectedDefault: listed ? d.id! : "" };
 }
 
 export function Composer(p: ComposerProps) {
@@ -63,6 +87,7 @@ export function Composer(p: ComposerProps) {
   const [helpOpen, setHelpOpen] = useState(false);
   const meter = meterView(p.projection);
   const size = sizeView(p.draft);
+  const picker = pickerOptions(p.models, p.agentDefaultModel ?? null);
   const slash = p.draft.startsWith("/");
   const typed = slash ? p.draft.slice(1).split(" ")[0] : "";
   const matches = slash ? commandMatches(p.commands, typed) : [];
@@ -194,11 +219,14 @@ export function Composer(p: ComposerProps) {
           <div class="composer-tools">
             <label class="model-picker">
               <span class="sr-only">Model for this conversation</span>
-              <select class="select" data-testid="model-picker" value=${p.modelId ?? ""}
-                onChange=${(e: Event) => p.onModel((e.target as HTMLSelectElement).value || null)}>
-                <option value="">${defaultLabel(p.models, p.agentDefaultModel ?? null)}</option>
-                ${pickable(p.models).map((m) =>
-                  html`<option value=${m.id} disabled=${!m.available}>${modelLabel(m)}</option>`
+              <select class="select" data-testid="model-picker" value=${p.modelId ??
+                picker.selectedDefault}
+                onChange=${(e: Event) => {
+                  const v = (e.target as HTMLSelectElement).value;
+                  p.onModel(v === "" || v === picker.selectedDefault ? null : v);
+                }}>
+                ${picker.options.map((o) =>
+                  html`<option value=${o.value} disabled=${o.disabled}>${o.label}</option>`
                 )}
               </select>
             </label>

@@ -96,11 +96,15 @@ Deno.test("the Models view pulls with a progress bar, the picker switches the mo
           async (u) => (await (await fetch(u)).json()).agent.reasoning === false,
           agentUrl,
         );
-        // The composer says which model a Turn without a choice will use.
-        await page.waitForFunction(() =>
-          document.querySelector("[data-testid=model-picker] option")?.textContent ===
-            "gemma3:1b (Agent default)"
-        );
+        // The composer says which model a Turn without a choice will use: its own
+        // entry, marked and selected, listed once.
+        await page.waitForFunction(() => {
+          const sel = document.querySelector<HTMLSelectElement>("[data-testid=model-picker]");
+          const opts = [...(sel?.options ?? [])].map((o) => o.textContent ?? "");
+          return sel?.value === "gemma3:1b" &&
+            opts.filter((t) => t.startsWith("gemma3:1b")).length === 1 &&
+            opts.some((t) => t.startsWith("gemma3:1b") && t.endsWith("(Agent default)"));
+        });
         await page.selectOption("[data-testid=agent-default-model-select]", "");
         await page.click("[data-testid=agent-reasoning-toggle]");
         await page.waitForFunction(async (u) => {
