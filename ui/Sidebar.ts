@@ -138,6 +138,7 @@ export function Sidebar(p: SidebarProps) {
             <button type="button" class="btn btn-sm btn-ghost" data-testid="import-conversation"
               onClick=${() => fileRef.current?.click()}>Import</button>
             <input type="file" hidden ref=${fileRef} accept=".json,application/json"
+              aria-label="Import a conversation (JSON export)"
               data-testid="import-file" onChange=${(e: Event) => {
                 const input = e.target as HTMLInputElement;
                 const file = input.files?.[0];
