@@ -7,13 +7,17 @@
  * fixed code (422 / 413 / 415) and create nothing. The 8 MiB bound is hit at
  * the limit and one byte past it.
  */
-import { CONVERSATION_EXPORT_MAX_BYTES } from "../../runtime/limits.ts";
+import {
+  CONVERSATION_EXPORT_MAX_BYTES,
+  CONVERSATION_EXPORT_TURNS_MAX,
+  CONVERSATIONS_PER_AGENT_MAX,
+} from "../../runtime/limits.ts";
 import { ConversationExportSchema } from "../../runtime/protocol/api.ts";
 import { text } from "../../tools/fake_ollama/scenarios.ts";
 import { startFakeOllama } from "../../tools/fake_ollama/server.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { apiClient, codeOf } from "../helpers/agents_api.ts";
-import { addTurn, openAgentState } from "../helpers/agent_state.ts";
+import { addTurn, bulkTurns, openAgentState } from "../helpers/agent_state.ts";
 import { login } from "../helpers/login.ts";
 import { startTestServer } from "../helpers/server.ts";
 
@@ -185,6 +189,65 @@ Deno.test("export → import round-trips a Conversation's visible content; bad f
   } finally {
     await server.stop();
     await ollama.close();
+    Deno.removeSync(server.home, { recursive: true });
+  }
+});
+
+Deno.test("export refuses more than 1024 Turns whole; import at the Conversation cap creates nothing", async () => {
+  const server = await startTestServer();
+  try {
+    const session = await login(server);
+    const api = apiClient(server, session);
+    const agent = (await api("POST", "/api/agents", { name: "A" })).body.agent.id;
+    const base = `/api/agents/${agent}/sessions`;
+    const conv = (await api("POST", base, { title: "long" })).body.session.id;
+    const db = openAgentState(server.home, agent);
+    try {
+      bulkTurns(db, conv, CONVERSATION_EXPORT_TURNS_MAX);
+    } finally {
+      db.close();
+    }
+    const get = (format: string) =>
+      fetch(`${server.url}${base}/${conv}/export?format=${format}`, { headers: session.headers() });
+    const atLimit = await get("json");
+    assertEquals(atLimit.status, 200);
+    const doc = await atLimit.text();
+    assertEquals(JSON.parse(doc).turns.length, CONVERSATION_EXPORT_TURNS_MAX);
+    const db2 = openAgentState(server.home, agent);
+    try {
+      bulkTurns(db2, conv, 1);
+    } finally {
+      db2.close();
+    }
+    for (const format of ["json", "md"]) {
+      const past = await get(format);
+      assertEquals([past.status, (await past.json()).error.code], [413, "export_too_large"]);
+    }
+
+    // Fill the Agent to its cap of Conversations: the import is refused and adds nothing.
+    for (
+      let n = (await api("GET", base)).body.sessions.length;
+      n < CONVERSATIONS_PER_AGENT_MAX;
+      n++
+    ) {
+      assertEquals((await api("POST", base, {})).status, 201);
+    }
+    const r = await fetch(`${server.url}${base}/import`, {
+      method: "POST",
+      headers: session.headers(),
+      body: doc,
+    });
+    assertEquals([r.status, (await r.json()).error.code], [409, "conversation_limit"]);
+    assertEquals((await api("GET", base)).body.sessions.length, CONVERSATIONS_PER_AGENT_MAX);
+    const db3 = openAgentState(server.home, agent);
+    try {
+      const n = db3.prepare("SELECT count(*) AS n FROM turns").get() as { n: number };
+      assertEquals(n.n, CONVERSATION_EXPORT_TURNS_MAX + 1);
+    } finally {
+      db3.close();
+    }
+  } finally {
+    await server.stop();
     Deno.removeSync(server.home, { recursive: true });
   }
 });
