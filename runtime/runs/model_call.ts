@@ -60,13 +60,7 @@ export async function callModel(
     try {
       fn();
     } catch (err) {
-      onCallbackError(
-        err instanceof AppError
-          ? err.code
-          : err instanceof JournalUnavailable
-          ? "journal_unavailable"
-          : "internal_error",
-      );
+      onCallbackError(journalFailureCode(err) ?? "internal_error");
       throw err; // the Broker then sends no HTTP / stops the call [MB-9]
     }
   };
@@ -272,10 +266,17 @@ function commitReasoning(
       ctx.log.warn("run.reasoning_dropped", { call });
       return;
     }
-    if (err instanceof AppError) onError(err.code);
-    else if (err instanceof JournalUnavailable) onError("journal_unavailable");
-    else throw err;
+    const code = journalFailureCode(err);
+    if (code === null) throw err;
+    onError(code);
   }
+}
+
+/** The code a failed journal or ledger write ends the Turn with; null when the failure is unexpected. */
+function journalFailureCode(err: unknown): ErrorCode | null {
+  if (err instanceof AppError) return err.code;
+  if (err instanceof JournalUnavailable) return "journal_unavailable";
+  return null;
 }
 
 /** Runs a journal write from a Broker observer; a failure records its code and aborts the call. */
@@ -288,12 +289,9 @@ function guard(
   try {
     fn();
   } catch (err) {
-    if (err instanceof AppError) onError(err.code);
-    else if (err instanceof JournalUnavailable) onError("journal_unavailable");
-    else {
-      ctx.log.error("run.callback_failed", { kind: errorName(err) });
-      onError("internal_error");
-    }
+    const code = journalFailureCode(err);
+    if (code === null) ctx.log.error("run.callback_failed", { kind: errorName(err) });
+    onError(code ?? "internal_error");
     inner.abort();
   }
 }
