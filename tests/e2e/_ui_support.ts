@@ -69,7 +69,26 @@ export async function ensureNav(page: Page): Promise<void> {
   const open = await page.$(".workspace.nav-open");
   if (!open) await page.click("[data-testid=open-nav]");
   await page.waitForSelector(".workspace.nav-open");
-  await page.waitForTimeout(250); // slide-in transition
+  await settled(page); // the slide-in transition has ended
+}
+
+/**
+ * Waits for a state, not a delay: no finite CSS transition or animation is
+ * running any more (theme switches, slides, relayout), and two frames have
+ * painted since. Endless animations (spinners) are not waited for.
+ */
+export async function settled(page: Page): Promise<void> {
+  await page.waitForFunction(
+    () =>
+      document.getAnimations().every((a) =>
+        a.playState !== "running" || a.effect?.getComputedTiming().iterations === Infinity
+      ),
+    undefined,
+    { timeout: 10_000 },
+  );
+  await page.evaluate(() =>
+    new Promise<void>((done) => requestAnimationFrame(() => requestAnimationFrame(() => done())))
+  );
 }
 
 /** Creates an Agent through the dialog and waits until it is selected. */
@@ -175,7 +194,7 @@ export async function screenshotsAllSizes(page: Page, name: string): Promise<voi
     await page.setViewportSize({ width: vp.w, height: vp.h });
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });
-      await page.waitForTimeout(300); // colour transitions and relayout settle before the capture
+      await settled(page); // colour transitions and relayout end before the capture
       await page.screenshot({ path: `${screenshotDir()}${vp.n}-${name}-${scheme}.png` });
     }
   }

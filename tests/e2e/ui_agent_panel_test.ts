@@ -7,7 +7,6 @@
  * light and dark.
  */
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { screenshotDir } from "../helpers/browser.ts";
 import type { Page } from "../helpers/browser.ts";
 import { text, textThenTool } from "../../tools/fake_ollama/scenarios.ts";
 import {
@@ -15,29 +14,11 @@ import {
   createConversation,
   ensureNav,
   openLoggedIn,
+  screenshotsAllSizes,
   send,
   startUiEnv,
   waitForCompletedTurn,
 } from "./_ui_support.ts";
-
-async function shots(page: Page, name: string) {
-  for (
-    const vp of [{ n: "desktop", width: 1440, height: 900 }, {
-      n: "mobile",
-      width: 390,
-      height: 844,
-    }]
-  ) {
-    await page.setViewportSize({ width: vp.width, height: vp.height });
-    for (const scheme of ["light", "dark"] as const) {
-      await page.emulateMedia({ colorScheme: scheme });
-      await page.waitForTimeout(300); // colour transitions and relayout settle before the capture
-      await page.screenshot({ path: `${screenshotDir()}${vp.n}-${name}-${scheme}.png` });
-    }
-  }
-  await page.setViewportSize({ width: 1440, height: 900 });
-  await page.emulateMedia({ colorScheme: "light" });
-}
 
 async function openPanel(page: Page, tab: "settings" | "files") {
   await ensureNav(page);
@@ -71,7 +52,7 @@ Deno.test("the instruction file is edited with a diff preview, saved, and read b
       /\+Always answer like a pirate\./,
     );
     assert(Deno.readTextFileSync(file) !== edited, "a preview writes nothing");
-    await shots(page, "24-agent-settings");
+    await screenshotsAllSizes(page, "24-agent-settings");
     await page.click("[data-testid=instructions-save]");
     await page.waitForFunction(() =>
       /Saved/.test(document.querySelector("[data-testid=instructions-status]")?.textContent ?? "")
@@ -136,7 +117,7 @@ Deno.test("the workspace browser shows a file the Agent wrote, with size, time a
     const href = await page.getAttribute("[data-testid=ws-download]", "href");
     const downloaded = await page.evaluate(async (h) => await (await fetch(h!)).text(), href);
     assertEquals(downloaded, content);
-    await shots(page, "25-workspace-browser");
+    await screenshotsAllSizes(page, "25-workspace-browser");
     assertEquals(errors, []);
   } finally {
     await env.close();

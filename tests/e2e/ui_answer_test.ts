@@ -16,6 +16,7 @@ import {
   createConversation,
   openLoggedIn,
   send,
+  settled,
   startUiEnv,
   waitForCompletedTurn,
 } from "./_ui_support.ts";
@@ -38,7 +39,7 @@ async function answerParts(page: Page, turnIndex: number): Promise<string[]> {
 async function shots(page: Page, name: string) {
   for (const scheme of ["light", "dark"] as const) {
     await page.emulateMedia({ colorScheme: scheme });
-    await page.waitForTimeout(300); // colour transitions settle before the capture
+    await settled(page); // colour transitions end before the capture
     await page.screenshot({ path: `${screenshotDir()}${name}-${scheme}.png` });
   }
   await page.emulateMedia({ colorScheme: "light" });
