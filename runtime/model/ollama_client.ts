@@ -21,6 +21,7 @@ import {
   type PinnedAddress,
   TransportError,
 } from "./http_client.ts";
+import { LineSplitter, LineTooLongError } from "../protocol/line_splitter.ts";
 
 export class StreamBoundError extends Error {
   override name = "StreamBoundError";
@@ -90,8 +91,7 @@ export const DEFAULT_NDJSON_BOUNDS: NdjsonBounds = Object.freeze({
 export class NdjsonReader {
   #res: HttpResponse;
   #bounds: NdjsonBounds;
-  #pending: Uint8Array[] = [];
-  #pendingBytes = 0;
+  #splitter: LineSplitter;
   #queue: Uint8Array[] = [];
   #eof = false;
   bytes = 0;
@@ -100,16 +100,19 @@ export class NdjsonReader {
   constructor(res: HttpResponse, bounds: NdjsonBounds = DEFAULT_NDJSON_BOUNDS) {
     this.#res = res;
     this.#bounds = bounds;
+    this.#splitter = new LineSplitter(bounds.maxLineBytes);
   }
 
   /**
-   * The next non-empty line, or null at end of body. Throws StreamBoundError
-   * past a bound, TransportError on I/O failure or invalid UTF-8.
+   * The next non-empty line (a trailing `\r` dropped), or null at end of body;
+   * an unterminated last line counts. Throws StreamBoundError past a bound,
+   * TransportError on I/O failure or invalid UTF-8.
    */
   async next(): Promise<string | null> {
     for (;;) {
-      const line = this.#queue.shift();
-      if (line !== undefined) {
+      const raw = this.#queue.shift();
+      if (raw !== undefined) {
+        const line = raw.at(-1) === 13 ? raw.subarray(0, raw.length - 1) : raw;
         if (line.length === 0) continue;
         if (++this.frames > this.#bounds.maxFrames) throw new StreamBoundError("too many frames");
         const text = decodeUtf8(line);
@@ -120,47 +123,19 @@ export class NdjsonReader {
       const chunk = await this.#res.read();
       if (chunk === null) {
         this.#eof = true;
-        if (this.#pendingBytes > 0) this.#queue.push(this.#take(this.#pendingBytes));
+        const last = this.#splitter.finish();
+        if (last !== null) this.#queue.push(last);
         continue;
       }
       this.bytes += chunk.length;
       if (this.bytes > this.#bounds.maxBytes) throw new StreamBoundError("stream too large");
-      this.#split(chunk);
+      try {
+        for (const line of this.#splitter.push(chunk)) this.#queue.push(line);
+      } catch (err) {
+        if (err instanceof LineTooLongError) throw new StreamBoundError("line too long");
+        throw err;
+      }
     }
-  }
-
-  #split(chunk: Uint8Array): void {
-    let from = 0;
-    for (;;) {
-      const i = chunk.indexOf(10, from);
-      if (i < 0) break;
-      this.#pending.push(chunk.subarray(from, i));
-      this.#pendingBytes += i - from;
-      this.#checkLine();
-      this.#queue.push(this.#take(this.#pendingBytes));
-      from = i + 1;
-    }
-    if (from < chunk.length) {
-      this.#pending.push(chunk.subarray(from));
-      this.#pendingBytes += chunk.length - from;
-      this.#checkLine();
-    }
-  }
-
-  #checkLine(): void {
-    if (this.#pendingBytes > this.#bounds.maxLineBytes) throw new StreamBoundError("line too long");
-  }
-
-  #take(n: number): Uint8Array {
-    const out = new Uint8Array(n);
-    let o = 0;
-    for (const p of this.#pending) {
-      out.set(p, o);
-      o += p.length;
-    }
-    this.#pending = [];
-    this.#pendingBytes = 0;
-    return out.at(-1) === 13 ? out.subarray(0, n - 1) : out;
   }
 }
 

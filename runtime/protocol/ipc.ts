@@ -17,6 +17,7 @@
 import * as z from "zod";
 import { AppError } from "../errors.ts";
 import { IPC_LINE_MAX_BYTES, IPC_LINES_MAX, IPC_TOTAL_BYTES_MAX } from "../limits.ts";
+import { LineSplitter, LineTooLongError } from "./line_splitter.ts";
 
 /** The envelope version every frame on the wire carries (shared with the work frames). */
 export const IPC_PROTOCOL_VERSION = 2;
@@ -70,8 +71,6 @@ export interface NdjsonReaderOptions {
   maxTotalBytes?: number;
 }
 
-const NL = 0x0a;
-
 /**
  * Reads envelopes from a byte stream. `next()` returns the next envelope-valid
  * JSON object, null at a clean end of stream, and throws `worker_protocol_error`
@@ -79,10 +78,10 @@ const NL = 0x0a;
  */
 export class NdjsonReader {
   readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
-  readonly #maxLine: number;
   readonly #maxLines: number;
   readonly #maxTotal: number;
-  #buf = new Uint8Array(0);
+  readonly #splitter: LineSplitter;
+  #queue: Uint8Array[] = [];
   #lines = 0;
   #total = 0;
   #done = false;
@@ -90,7 +89,8 @@ export class NdjsonReader {
 
   constructor(stream: ReadableStream<Uint8Array>, opts: NdjsonReaderOptions = {}) {
     this.#reader = stream.getReader();
-    this.#maxLine = opts.maxLineBytes ?? IPC_LINE_MAX_BYTES;
+    // The bound counts the newline: a line's content is at most maxLineBytes - 1 bytes.
+    this.#splitter = new LineSplitter((opts.maxLineBytes ?? IPC_LINE_MAX_BYTES) - 1);
     this.#maxLines = opts.maxLines ?? IPC_LINES_MAX;
     this.#maxTotal = opts.maxTotalBytes ?? IPC_TOTAL_BYTES_MAX;
   }
@@ -151,17 +151,13 @@ export class NdjsonReader {
   async #line(timeoutMs: number): Promise<Uint8Array | null> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const nl = this.#buf.indexOf(NL);
-      if (nl >= 0) {
-        if (nl + 1 > this.#maxLine) throw protocolError("line too long");
-        const line = this.#buf.subarray(0, nl);
-        this.#buf = this.#buf.slice(nl + 1);
+      const line = this.#queue.shift();
+      if (line !== undefined) {
         if (++this.#lines > this.#maxLines) throw protocolError("too many lines");
         return line;
       }
-      if (this.#buf.length >= this.#maxLine) throw protocolError("line too long");
       if (this.#done) {
-        if (this.#buf.length > 0) throw protocolError("truncated final line");
+        if (this.#splitter.finish() !== null) throw protocolError("truncated final line");
         return null;
       }
       const chunk = await this.#read(deadline - Date.now());
@@ -171,10 +167,12 @@ export class NdjsonReader {
       }
       this.#total += chunk.length;
       if (this.#total > this.#maxTotal) throw protocolError("total bytes exceeded");
-      const merged = new Uint8Array(this.#buf.length + chunk.length);
-      merged.set(this.#buf);
-      merged.set(chunk, this.#buf.length);
-      this.#buf = merged;
+      try {
+        for (const l of this.#splitter.push(chunk)) this.#queue.push(l);
+      } catch (err) {
+        if (err instanceof LineTooLongError) throw protocolError("line too long");
+        throw err;
+      }
     }
   }
 
