@@ -178,6 +178,17 @@ export const CONTENT_DELTA_COALESCE_MS = 50;
 export const CONTEXT_TEMPLATE_RESERVE_TOKENS = 256; // [CX-3]
 export const CONTEXT_COLLAPSE_PERCENT = 80;
 export const CONTEXT_CALIBRATION_USAGES = 16; // [CX-5]
+/** Margin on an exact (verified tokenizer) count [CX-7]. */
+export const CONTEXT_EXACT_MARGIN_PERCENT = 2;
+/** `/api/show` with `verbose: true` carries the whole vocabulary (Qwen: ~5 MB) [CX-7]. */
+export const MODEL_SHOW_VERBOSE_BODY_MAX_BYTES = 32 * MiB;
+/** git status of the workspace [CX-9]: wall time, output bytes, paths listed. */
+export const GIT_STATUS_TIMEOUT_MS = 2000;
+export const GIT_STATUS_OUTPUT_MAX_BYTES = 16 * KiB;
+export const GIT_STATUS_PATHS_MAX = 64;
+/** A `/compact` summary [CX-9]: its size and the model call's deadline. */
+export const COMPACT_SUMMARY_MAX_BYTES = 8 * KiB;
+export const COMPACT_SUMMARY_TIMEOUT_MS = 120 * 1000;
 /** Finished context preparations remembered for the 409 of a late cancel [§13]. */
 export const PREPARATIONS_FINISHED_REMEMBERED = 64;
 /** Compiled plans kept for inspection [CX-4]; each holds up to ~5 MiB of history text. */

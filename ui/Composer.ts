@@ -10,7 +10,8 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { Icon } from "./Icon.ts";
 import { PermissionTable } from "./PermissionTable.ts";
 import { commandMatches } from "./lib/command_input.ts";
-import { meterView, sizeView } from "./lib/format.ts";
+import { sizeView } from "./lib/format.ts";
+import { ContextMeter } from "./ContextMeter.ts";
 import { secondsLeft } from "./lib/model_pause.ts";
 import type {
   CommandDescriptor,
@@ -85,7 +86,6 @@ function pickerOptions(models: ModelProfile[], agentDefault: string | null) {
 export function Composer(p: ComposerProps) {
   const ref = useRef<HTMLTextAreaElement>(null);
   const [helpOpen, setHelpOpen] = useState(false);
-  const meter = meterView(p.projection);
   const size = sizeView(p.draft);
   const picker = pickerOptions(p.models, p.agentDefaultModel ?? null);
   const slash = p.draft.startsWith("/");
@@ -230,15 +230,7 @@ export function Composer(p: ComposerProps) {
                 )}
               </select>
             </label>
-            ${p.conversationOpen && html`
-              <span class=${`meter meter-${meter.level}`} data-testid="context-meter" title=${meter
-                .title}>
-                <span class="meter-bar" aria-hidden="true"><span class=${`meter-fill fill-${
-                  Math.round((meter.usedPercent ?? 0) / 10) * 10
-                }`}></span></span>
-                <span class="meter-text">${meter.text}</span>
-              </span>
-            `}
+            ${p.conversationOpen && html`<${ContextMeter} projection=${p.projection} />`}
             ${paused && html`
               <span class="paused-note" data-testid="circuit-countdown" role="status">
                 Model paused after repeated failures — Send in ${pauseLeft} s

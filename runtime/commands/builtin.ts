@@ -8,6 +8,7 @@
 import { AppError } from "../errors.ts";
 import type { CommandArgSpec, CommandLine, CommandSpec } from "./registry.ts";
 import type { CommandPorts } from "./ports.ts";
+import { projectionLines, runContextLines } from "./context_lines.ts";
 
 /** A Run id argument; the description says what omitting it means for each command. */
 function runIdArg(description: string): CommandArgSpec {
@@ -80,10 +81,13 @@ const context: Spec = {
   async run(ports, t, args) {
     if (args.length === 1) {
       const meta = await ports.runContext(t.agentId, args[0]);
-      return { title: `Context of run ${args[0]}`, lines: factLines(meta) };
+      return {
+        title: `Context of run ${args[0]}`,
+        lines: runContextLines(meta) ?? factLines(meta),
+      };
     }
     const preview = await ports.contextPreview(t.agentId, t.conversationId);
-    return { title: "Next turn context", lines: factLines(preview) };
+    return { title: "Next turn context", lines: projectionLines(preview) ?? factLines(preview) };
   },
 };
 

@@ -30,8 +30,14 @@ import {
   RENDERER_ID,
   sectionText,
 } from "./plan.ts";
+import {
+  type TokenCounter,
+  UPPER_BOUND_COUNTER,
+  UPPER_BOUND_ESTIMATOR_ID,
+  withMargin,
+} from "./counter.ts";
 
-export const ESTIMATOR_ID = "utf8-bytes-upper-bound-v1";
+export const ESTIMATOR_ID = UPPER_BOUND_ESTIMATOR_ID;
 export const COLLAPSE_POLICY_ID = "collapse-oldest-complete-bundle-v1";
 
 /** One executed tool call as the next model call sees it. */
@@ -107,24 +113,38 @@ export function makeReceipt(collapsed: readonly PlannedBundle[]): CollapseReceip
   return { turn_ids, bundle_digests, renderer: RENDERER_ID, policy: COLLAPSE_POLICY_ID, digest };
 }
 
+/** The instruction section as rendered into the system message. */
+export function instructionsText(instr: string): string {
+  return `Agent instructions (agent-builder.md):\n${instr}`;
+}
+
+/** The content-free line naming the Turns beyond the history read bound. */
+export function omittedText(plan: ContextPlan): string | null {
+  if (!plan.omitted) return null;
+  return `[agent-builder context receipt] ${plan.omitted.count} older completed turn(s) are ` +
+    `beyond the history read bound and were omitted (receipt ${plan.omitted.digest}).`;
+}
+
+/** The content-free line naming the collapsed Turns. */
+export function receiptText(receipt: CollapseReceipt): string {
+  return `[agent-builder context receipt] ${receipt.turn_ids.length} earlier completed turn(s) ` +
+    `were collapsed to fit the model window (receipt ${receipt.digest}).`;
+}
+
 function systemText(plan: ContextPlan, receipt: CollapseReceipt | null): string {
   const parts = [sectionText(plan, "platform")!];
   const instr = sectionText(plan, "instructions");
-  if (instr !== null) parts.push(`Agent instructions (agent-builder.md):\n${instr}`);
+  if (instr !== null) parts.push(instructionsText(instr));
   parts.push(sectionText(plan, "environment")!);
+  const git = sectionText(plan, "git");
+  if (git !== null) parts.push(git);
   if (plan.omitted) {
     // Content-free: a count and a digest of the omitted Turn ids only.
-    parts.push(
-      `[agent-builder context receipt] ${plan.omitted.count} older completed turn(s) are ` +
-        `beyond the history read bound and were omitted (receipt ${plan.omitted.digest}).`,
-    );
+    parts.push(omittedText(plan)!);
   }
   if (receipt) {
     // Content-free: counts and a digest only, never the collapsed text.
-    parts.push(
-      `[agent-builder context receipt] ${receipt.turn_ids.length} earlier completed turn(s) ` +
-        `were collapsed to fit the model window (receipt ${receipt.digest}).`,
-    );
+    parts.push(receiptText(receipt));
   }
   return parts.join("\n\n");
 }
@@ -164,19 +184,24 @@ export function render(
   return msgs;
 }
 
-/** The conservative token upper bound of a request [CX-3]. */
+/**
+ * The token estimate of a request: the conservative upper bound [CX-3], or
+ * with a verified tokenizer the exact count plus its 2 % margin [CX-7].
+ */
 export function estimateTokens(
   messages: readonly ChatMessage[],
   tools: readonly unknown[],
+  counter: TokenCounter = UPPER_BOUND_COUNTER,
 ): number {
+  const c = (t: string) => counter.count(t);
   let n = CONTEXT_TEMPLATE_RESERVE_TOKENS;
   for (const m of messages) {
-    n += utf8Bytes(m.role) + utf8Bytes(m.content);
-    if (m.role === "assistant" && m.tool_calls) n += utf8Bytes(JSON.stringify(m.tool_calls));
-    if (m.role === "tool") n += utf8Bytes(m.tool_name);
+    n += c(m.role) + c(m.content);
+    if (m.role === "assistant" && m.tool_calls) n += c(JSON.stringify(m.tool_calls));
+    if (m.role === "tool") n += c(m.tool_name);
   }
-  if (tools.length > 0) n += utf8Bytes(JSON.stringify(tools));
-  return n;
+  if (tools.length > 0) n += c(JSON.stringify(tools));
+  return withMargin(counter, n);
 }
 
 /** Threshold at which collapse starts: 80 % of the budget. */
@@ -201,7 +226,7 @@ export function admit(plan: ContextPlan, opts: AdmitOptions): Admission {
     const receipt = dropped > 0 ? makeReceipt(plan.history.slice(0, dropped)) : null;
     const exchanges = collapsed > 0 ? collapseResults(opts.exchanges, collapsed) : opts.exchanges;
     const messages = render(plan, kept, receipt, { ...opts, exchanges });
-    const estimate = estimateTokens(messages, tools);
+    const estimate = estimateTokens(messages, tools, plan.counter);
     if (estimate >= threshold) {
       // Keep at least the latest complete bundle, then the newest tool result.
       if (kept.length > 1) {

@@ -18,6 +18,7 @@
 import { createHash } from "node:crypto";
 import { canonicalJson, type Digest, domainDigest, utf8Bytes } from "../protocol/digest.ts";
 import type { EffectiveToolSet } from "../tools/policy.ts";
+import { type TokenCounter, UPPER_BOUND_COUNTER } from "./counter.ts";
 
 /** Fixed platform contract; trusted text owned by the product. */
 export const PLATFORM_CONTRACT = [
@@ -38,6 +39,7 @@ export type SectionName =
   | "platform"
   | "instructions"
   | "environment"
+  | "git"
   | "history"
   | "user_message"
   | "tool_manifest";
@@ -96,6 +98,10 @@ export interface ContextInputs {
   modelId: string;
   /** Operator asked for compaction (`/compact`): collapse all but the latest bundle. */
   compact?: boolean;
+  /** The workspace's git status section [CX-9] (null/absent: not a repository or unknown). */
+  git?: string | null;
+  /** How tokens are counted [CX-7]. @default UPPER_BOUND_COUNTER */
+  counter?: TokenCounter;
 }
 
 export interface ContextPlan {
@@ -109,6 +115,7 @@ export interface ContextPlan {
   readonly budget: number;
   readonly modelId: string;
   readonly compact: boolean;
+  readonly counter: TokenCounter;
 }
 
 function section(
@@ -174,6 +181,7 @@ export function omittedHistoryReceipt(
 
 /** Compiles the plan. Pure and deterministic for equal inputs. */
 export function compileContextPlan(inp: ContextInputs): ContextPlan {
+  const counter = inp.counter ?? UPPER_BOUND_COUNTER;
   const sections: Section[] = [
     section("platform", "system", "trusted", "product", PLATFORM_CONTRACT),
   ];
@@ -185,6 +193,7 @@ export function compileContextPlan(inp: ContextInputs): ContextPlan {
   sections.push(
     section("environment", "system", "trusted", "allowlist", environmentText(inp.now)),
   );
+  if (inp.git) sections.push(section("git", "system", "trusted", "runner:git-status", inp.git));
   const history: PlannedBundle[] = inp.history.map((b) => {
     if (typeof b.assistant !== "string") throw new Error("history bundle without assistant");
     return { ...b, digest: bundleDigest(b), bytes: utf8Bytes(b.user) + utf8Bytes(b.assistant) };
@@ -204,6 +213,7 @@ export function compileContextPlan(inp: ContextInputs): ContextPlan {
       budget: inp.budget,
       renderer: RENDERER_ID,
       compact: inp.compact ?? false,
+      estimator: counter.id,
       omitted: inp.omitted?.digest ?? null,
       toolset: inp.toolset.digest,
       sections: sections.map((s) => [s.name, s.role, s.trust, s.digest]),
@@ -220,6 +230,7 @@ export function compileContextPlan(inp: ContextInputs): ContextPlan {
     budget: inp.budget,
     modelId: inp.modelId,
     compact: inp.compact ?? false,
+    counter,
   });
 }
 

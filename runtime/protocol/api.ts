@@ -260,6 +260,40 @@ export const SubmitRunResponse = z.object({ turn_id: z.string(), run_id: z.strin
 export const CancelRunResponse = z.object({ run_id: z.string(), state: z.literal("cancelling") })
   .strict();
 
+/** The parts of a context breakdown, in display order [CX-8]. */
+export const ContextPartName = z.enum([
+  "platform",
+  "instructions",
+  "environment",
+  "git",
+  "history",
+  "tools",
+  "current_message",
+  "output_reserve",
+  "free",
+]);
+export type ContextPartName = z.infer<typeof ContextPartName>;
+
+/** Tokens per part: input parts sum to `used`; with reserve and free they fill the window. */
+export const ContextBreakdown = z.object({
+  parts: z.array(z.object({ name: ContextPartName, tokens: z.number().int() }).strict()),
+  used: z.number().int(),
+  history_turns: z.object({
+    kept: z.number().int(),
+    collapsed: z.number().int(),
+    omitted: z.number().int(),
+  }).strict(),
+}).strict();
+export type ContextBreakdown = z.infer<typeof ContextBreakdown>;
+
+/** How tokens are counted [CX-7]: exact with a verified tokenizer, else the upper bound. */
+export const ContextCounting = z.object({
+  mode: z.enum(["exact", "upper_bound"]),
+  estimator: z.string(),
+  tokenizer: z.string().nullable(),
+  reason: z.string().nullable(),
+}).strict();
+
 /** `GET …/sessions/<conv>/context-preview`: the NextTurnProjection [CX-5]. */
 export const ContextPreviewResponse = z.discriminatedUnion("available", [
   z.object({
@@ -279,6 +313,19 @@ export const ContextPreviewResponse = z.discriminatedUnion("available", [
       ratio: z.number().nullable(),
       calibrated_context_tokens: z.number().int().nullable(),
     }).strict(),
+    /** The meter's numbers, from one place: used (fixed + history), window, free. */
+    meter: z.object({
+      used_tokens: z.number().int(),
+      window: z.number().int(),
+      output_reserve: z.number().int(),
+      free_tokens: z.number().int(),
+      used_percent: z.number().int(),
+      free_percent: z.number().int(),
+      basis: z.enum(["estimate", "calibrated"]),
+      counting: z.enum(["exact", "upper_bound"]),
+    }).strict(),
+    counting: ContextCounting,
+    breakdown: ContextBreakdown,
   }).strict(),
   z.object({ available: z.literal(false), reason: z.string() }).strict(),
 ]);
@@ -389,6 +436,8 @@ export const RunContextResponse = z.discriminatedUnion("source", [
       collapse_at: z.number().int(),
     }).strict(),
     estimate: z.number().int().nullable(),
+    breakdown: ContextBreakdown.nullable(),
+    counting: z.object({ mode: z.enum(["exact", "upper_bound"]), estimator: z.string() }).strict(),
     keyed_digest: z.string(),
   }).strict(),
   z.object({

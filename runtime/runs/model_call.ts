@@ -212,7 +212,10 @@ export async function callModel(
           exchanges: adm.exchanges,
         });
         // Its events and usage row describe this smaller request, not the first one.
-        sent = { kept: kept.length, estimate: estimateTokens(messages, adm.tools) };
+        sent = {
+          kept: kept.length,
+          estimate: estimateTokens(messages, adm.tools, ctx.plan.counter),
+        };
         return messages;
       },
     });

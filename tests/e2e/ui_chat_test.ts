@@ -87,7 +87,7 @@ Deno.test("an operator logs in, creates an agent and a conversation, and watches
 
     // The context meter shows the next-turn projection.
     await page.waitForFunction(() =>
-      /~[\d.]+k? \/ [\d.]+k?, \d+% left|unavailable/.test(
+      /(≈|exact )[\d.]+k? \/ [\d.]+k?, \d+% left|unavailable/.test(
         document.querySelector("[data-testid=context-meter]")?.textContent ?? "",
       )
     );

@@ -49,16 +49,60 @@ export function turnJson(o: Partial<z.infer<typeof TurnSchema>> = {}) {
 
 export function projectionJson(
   o: { context_tokens: number; window: number; remaining_percent: number },
+  extra: { exact?: boolean; calibrated?: number } = {},
 ) {
+  const reserve = Math.min(4096, Math.floor(o.window / 4));
+  const budget = o.window - reserve;
+  const used = extra.calibrated ?? o.context_tokens;
+  const free = Math.max(0, budget - used);
   return valid(ContextPreviewResponse, {
     available: true,
     estimator: "test",
-    budget: o.window,
+    budget,
     fixed_context_tokens: o.context_tokens,
     history_tokens: 0,
-    safe_user_tokens: Math.max(0, o.window - o.context_tokens),
+    safe_user_tokens: Math.max(0, budget - o.context_tokens),
     tokens_before_auto_compaction: 0,
-    calibration: { samples: 0, ratio: null, calibrated_context_tokens: null },
+    calibration: extra.calibrated === undefined
+      ? { samples: 0, ratio: null, calibrated_context_tokens: null }
+      : {
+        samples: 3,
+        ratio: Math.round((extra.calibrated / o.context_tokens) * 1000) / 1000,
+        calibrated_context_tokens: extra.calibrated,
+      },
+    meter: {
+      used_tokens: used,
+      window: o.window,
+      output_reserve: reserve,
+      free_tokens: free,
+      used_percent: Math.min(100, Math.round((used * 100) / o.window)),
+      free_percent: o.remaining_percent,
+      basis: extra.calibrated === undefined ? "estimate" : "calibrated",
+      counting: extra.exact ? "exact" : "upper_bound",
+    },
+    counting: extra.exact
+      ? { mode: "exact", estimator: "qwen3-bpe-v1", tokenizer: "qwen3", reason: null }
+      : {
+        mode: "upper_bound",
+        estimator: "utf8-bytes-upper-bound-v1",
+        tokenizer: null,
+        reason: "no_tokenizer_for_family",
+      },
+    breakdown: {
+      parts: [
+        { name: "platform", tokens: used - Math.floor(used / 2) },
+        { name: "instructions", tokens: 0 },
+        { name: "environment", tokens: 0 },
+        { name: "git", tokens: 0 },
+        { name: "history", tokens: Math.floor(used / 2) },
+        { name: "tools", tokens: 0 },
+        { name: "current_message", tokens: 0 },
+        { name: "output_reserve", tokens: reserve },
+        { name: "free", tokens: free },
+      ],
+      used,
+      history_turns: { kept: 1, collapsed: 0, omitted: 0 },
+    },
     ...o,
   });
 }

@@ -70,20 +70,27 @@ Deno.test("a corrupt stored draft list starts empty instead of failing", () => {
   });
 });
 
-Deno.test("the context meter reads '~X / window, N% left' or says why it is unavailable", () => {
-  // The meter reads the server's one "used" field: context_tokens (fixed context + history).
+Deno.test("the context meter reads '≈X / window, N% left', says exact and calibrated, or why it is unavailable", () => {
+  // The meter reads the server's one meter object: used (fixed context + history), window, free.
   const p = toProjection({
     ...projectionJson({ context_tokens: 1234, window: 32768, remaining_percent: 96 }),
     fixed_context_tokens: 1000,
     history_tokens: 234,
   });
-  assertEquals(meterView(p).text, "~1.2k / 32.8k, 96% left");
+  assertEquals(meterView(p).text, "≈1.2k / 32.8k, 96% left");
   assertEquals(meterView(p).level, "ok");
   const high = toProjection(
-    projectionJson({ context_tokens: 30000, window: 32768, remaining_percent: 8 }),
+    projectionJson({ context_tokens: 30000, window: 32768, remaining_percent: 0 }),
   );
-  assertEquals(meterView(high).text, "~30k / 32.8k, 8% left");
+  assertEquals(meterView(high).text, "≈30k / 32.8k, 0% left");
   assertEquals(meterView(high).level, "high");
+  const exact = toProjection(
+    projectionJson({ context_tokens: 2000, window: 32768, remaining_percent: 81 }, {
+      exact: true,
+      calibrated: 1500,
+    }),
+  );
+  assertEquals(meterView(exact).text, "exact 1.5k / 32.8k, 81% left · calibrated");
   const un = toProjection({ available: false, reason: "no_calibration" });
   assertEquals(meterView(un).text, "Context: unavailable (no_calibration)");
   assertEquals(meterView(null).text, "Context: loading…");

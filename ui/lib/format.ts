@@ -1,6 +1,7 @@
 /**
  * Small pure formatters for the chat and composer: the context meter text
- * [UI-4] ("~X / window, N% left" or the unavailable reason), token counts,
+ * [UI-4] ("≈X / window, N% left", "exact X / …" with a verified tokenizer, or
+ * the unavailable reason), token counts,
  * durations and relative times.
  */
 import type { ContextProjection, Turn } from "./types.ts";
@@ -57,7 +58,8 @@ export function meterView(p: ContextProjection | null): MeterView {
   if (p === null) {
     return { text: "Context: loading…", usedPercent: null, level: "unknown", title: "" };
   }
-  if (!p.available || p.usedTokens === null || p.window === null) {
+  const d = p.detail;
+  if (!p.available || d === null) {
     const reason = p.reason ?? "unknown";
     return {
       text: `Context: unavailable (${reason})`,
@@ -66,17 +68,31 @@ export function meterView(p: ContextProjection | null): MeterView {
       title: `The next turn's size cannot be estimated: ${reason}`,
     };
   }
-  const left = p.remainingPercent ?? Math.max(0, Math.round(100 * (1 - p.usedTokens / p.window)));
-  const used = 100 - left;
-  const extra = [
-    p.safeUserTokens !== null ? `room for ~${fmtTokens(p.safeUserTokens)} tokens of message` : "",
-    p.beforeCompaction !== null ? `~${fmtTokens(p.beforeCompaction)} before compaction` : "",
-  ].filter(Boolean).join("; ");
+  // Every number is the server's: used (fixed context + history), window, free [CX-5].
+  const m = d.meter;
+  const exact = m.counting === "exact";
+  const mark = exact ? "exact " : "≈";
+  const calibrated = m.basis === "calibrated";
+  const title = [
+    exact
+      ? `Counted exactly with the ${d.counting.tokenizer ?? "model's"} tokenizer (+2 % margin)`
+      : `Upper bound (1 token per byte)${d.counting.reason ? `: ${d.counting.reason}` : ""}`,
+    calibrated
+      ? `calibrated from the model's last ${d.calibration.samples} prompt count${
+        d.calibration.samples === 1 ? "" : "s"
+      } (×${d.calibration.ratio})`
+      : "not calibrated yet",
+    `room for ${fmtTokens(m.free_tokens)} tokens of message`,
+    `${fmtTokens(m.output_reserve)} reserved for the answer`,
+    `${fmtTokens(d.tokens_before_auto_compaction)} before compaction`,
+  ].join("; ");
   return {
-    text: `~${fmtTokens(p.usedTokens)} / ${fmtTokens(p.window)}, ${left}% left`,
-    usedPercent: used,
-    level: used >= 80 ? "high" : used >= 60 ? "warn" : "ok",
-    title: extra,
+    text: `${mark}${fmtTokens(m.used_tokens)} / ${fmtTokens(m.window)}, ${m.free_percent}% left${
+      calibrated ? " · calibrated" : ""
+    }`,
+    usedPercent: m.used_percent,
+    level: m.used_percent >= 80 ? "high" : m.used_percent >= 60 ? "warn" : "ok",
+    title,
   };
 }
 

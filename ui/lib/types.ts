@@ -103,6 +103,9 @@ export interface ModelProfile {
   state?: string;
 }
 
+/** The server's projection as it arrived (available variant) [CX-5, CX-8]. */
+export type ProjectionDetail = Extract<z.infer<typeof ContextPreviewResponse>, { available: true }>;
+
 export interface ContextProjection {
   available: boolean;
   reason: string | null;
@@ -111,6 +114,8 @@ export interface ContextProjection {
   remainingPercent: number | null;
   safeUserTokens: number | null;
   beforeCompaction: number | null;
+  /** The parsed projection the meter and breakdown bar read (null when unavailable). */
+  detail: ProjectionDetail | null;
 }
 
 export interface PendingPermission {
@@ -255,12 +260,13 @@ export function toProjection(v: unknown): ContextProjection {
   return {
     available: true,
     reason: null,
-    // The meter's "used" is the whole next-Turn context: fixed context plus history.
-    usedTokens: p.context_tokens,
-    window: p.window,
-    remainingPercent: p.remaining_percent,
-    safeUserTokens: p.safe_user_tokens,
+    // The meter's numbers come from one server object: used (fixed + history), window, free.
+    usedTokens: p.meter.used_tokens,
+    window: p.meter.window,
+    remainingPercent: p.meter.free_percent,
+    safeUserTokens: p.meter.free_tokens,
     beforeCompaction: p.tokens_before_auto_compaction,
+    detail: p,
   };
 }
 
@@ -274,6 +280,7 @@ export function unavailableProjection(reason: string): ContextProjection {
     remainingPercent: null,
     safeUserTokens: null,
     beforeCompaction: null,
+    detail: null,
   };
 }
 
