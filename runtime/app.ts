@@ -41,6 +41,8 @@ import { workspaceRoutes } from "./http/workspace_routes.ts";
 import { runCommand } from "./exec/runner.ts";
 import { createExtensionService, type ExtensionService } from "./extensions/service.ts";
 import { extensionRoutes } from "./http/extension_routes.ts";
+import { createSkillService, type SkillService } from "./skills/service.ts";
+import { skillRoutes } from "./http/skill_routes.ts";
 import { runBoundedBash, runRuntimeCompile } from "./exec/exec_run.ts";
 import { createRunQueries } from "./runs/run_queries.ts";
 import { createRunService, type RunService } from "./runs/run_service.ts";
@@ -77,6 +79,8 @@ export interface App {
   pulls: PullManager;
   /** MCP servers and per-Agent enablement [LC-5]. */
   extensions: ExtensionService;
+  /** Installed skills per Agent [LC-3]. */
+  skills: SkillService;
   routes: ProductRoute[];
   /** Stops background work and closes databases. */
   close(): Promise<void>;
@@ -123,6 +127,12 @@ export function createApp(opts: AppOptions): App {
     log: opts.log,
   });
   extensions.start();
+  const skills = createSkillService({
+    stateDb: (id) => {
+      agents.requireUsable(id);
+      return agents.pool.get(id);
+    },
+  });
   const runs = createRunService({
     home: opts.home,
     agents,
@@ -131,6 +141,7 @@ export function createApp(opts: AppOptions): App {
     testHooks: opts.runTestHooks ?? NO_RUN_TEST_HOOKS,
     runner: { runCommand, runBoundedBash, runRuntimeCompile },
     mcp: extensions,
+    skills,
   });
   agents.attachRunControl({ cancelAgentWork: (id, why) => runs.cancelAgentWork(id, why) });
   // [CV-6] Runs left running by a previous process become interrupted before serving.
@@ -151,6 +162,7 @@ export function createApp(opts: AppOptions): App {
     ...changeRoutes({ stateDb: (id) => runs.read.stateDb(id) }),
     ...workspaceRoutes({ agents, home: opts.home }),
     ...extensionRoutes({ extensions, agents }),
+    ...skillRoutes({ skills }),
   ];
   // Slash commands [SC-1]: read-only ports plus cancel; never a Turn or a model call.
   const commandPorts = createCommandPorts({
@@ -171,6 +183,7 @@ export function createApp(opts: AppOptions): App {
     runs,
     pulls,
     extensions,
+    skills,
     routes: withSystemAgentAliases(routes),
     async close() {
       await runs.shutdown();

@@ -227,6 +227,45 @@ const TABLE = {
   mcp_server_error: { status: 502, message: "The MCP server answered with a JSON-RPC error." },
   mcp_tool_error: { status: 502, message: "The MCP tool reported an error." },
   mcp_tool_refused: { status: 422, message: "The MCP tool is not offered." },
+
+  // skills [LC-3]
+  skill_digest_missing: {
+    status: 422,
+    message: "The X-Skill-SHA256 header (64 hex digits of the archive) is required.",
+  },
+  skill_digest_mismatch: {
+    status: 422,
+    message: "The archive's SHA-256 does not match X-Skill-SHA256.",
+  },
+  skill_archive_too_large: { status: 413, message: "A skill archive is at most 12 KiB." },
+  skill_expanded_too_large: {
+    status: 422,
+    message: "A skill archive's files hold at most 16 KiB together.",
+  },
+  skill_archive_invalid: { status: 422, message: "The skill archive is not a valid .tar.gz." },
+  skill_link_refused: {
+    status: 422,
+    message: "A skill archive may not contain links, devices or other special entries.",
+  },
+  skill_member_too_large: { status: 422, message: "A file of the skill archive is too large." },
+  skill_extra_file: {
+    status: 422,
+    message: "A skill archive holds exactly skill.json and its entry script.",
+  },
+  skill_manifest_invalid: { status: 422, message: "skill.json is not a valid skill manifest." },
+  skill_args_unsupported: {
+    status: 422,
+    message: "The skill's args schema is outside the ToolSpec subset.",
+  },
+  skill_exists: { status: 409, message: "A skill with this name is installed; remove it first." },
+  skill_limit: { status: 409, message: "At most 16 skills can be installed per Agent." },
+  skill_not_found: { status: 404, message: "Skill not found." },
+  skill_timeout: { status: 504, message: "The skill script did not finish in time." },
+  skill_failed: { status: 502, message: "The skill script could not be run to a proven end." },
+  skill_unavailable: {
+    status: 503,
+    message: "Skills need the product's runtime (not available in this build).",
+  },
 } as const satisfies Record<string, ErrorInfo>;
 
 export type ErrorCode = keyof typeof TABLE;

@@ -371,13 +371,16 @@ export const MCP_TOOL_ARGS_MAX = 16;
 export const MCP_ARGS_MAX_BYTES = 48 * KiB;
 /** One MCP tool result as the canonical result (the `tool.call.completed` event keeps ≤ 32 KiB). */
 export const MCP_RESULT_TEXT_MAX_BYTES = 32 * KiB;
+/** Installed skills per Agent [LC-3]. */
+export const SKILLS_PER_AGENT_MAX = 16;
 /**
- * The tools one Run's toolset may name: room for 16 built-ins plus every tool
- * of 8 servers × 32, so the extension bounds are never cut here. (A toolset
+ * The tools one Run's toolset may name: room for 16 built-ins, the Agent's
+ * skills [LC-3] and every tool of 8 servers × 32, so the extension bounds are never cut here. (A toolset
  * that large is still subject to admission [CX-3]: its manifest must fit the
  * model's window, else the Run is refused `model_context_limit`.)
  */
-export const TOOLSET_TOOLS_MAX = 16 + MCP_SERVERS_MAX * MCP_TOOLS_PER_SERVER_MAX;
+export const TOOLSET_TOOLS_MAX = 16 + SKILLS_PER_AGENT_MAX +
+  MCP_SERVERS_MAX * MCP_TOOLS_PER_SERVER_MAX;
 
 // ── bounds that lived in their modules (one owner per bound) [#14] ─────────────
 /** Grace for a Worker to report `cancelled` before it is killed. */
@@ -415,3 +418,32 @@ export const RUN_TREE_DEPTH_MAX = 64;
 export const LOG_FIELD_MAX_CHARS = 200;
 /** The longest duration an event carries (elapsed_ms, duration_ms): one day. */
 export const DURATION_MAX_MS = 86_400_000;
+
+// ── skills [LC-3] ───────────────────────────────────────────────────────────────
+/** Bytes a runner job may hand its program on stdin (a skill's JSON arguments). */
+export const RUNNER_STDIN_MAX_BYTES = 64 * KiB;
+/** A skill archive (`.tar.gz`, the request body) is at most this large [LC-3]. */
+export const SKILL_ARCHIVE_MAX_BYTES = 12 * KiB;
+/** The members of a skill archive hold at most this many bytes together [LC-3]. */
+export const SKILL_EXPANDED_MAX_BYTES = 16 * KiB;
+/**
+ * The whole expanded tar stream (members + headers + the end marker and the
+ * record padding `tar` adds: 10 KiB records) is cut here before parsing.
+ */
+export const SKILL_TAR_STREAM_MAX_BYTES = 32 * KiB;
+/** `skill.json` is at most this large. */
+export const SKILL_MANIFEST_MAX_BYTES = 4 * KiB;
+/** Characters of a skill's description (offered to the model behind a fixed prefix). */
+export const SKILL_DESCRIPTION_MAX_CHARS = 300;
+/** Wall time of one skill script (from its start in the runner). */
+export const SKILL_WALL_MS = 10_000;
+/** Bytes of a skill call's arguments (the JSON on its stdin). */
+export const SKILL_ARGS_MAX_BYTES = 16 * KiB;
+/** Bytes of a skill's stdout that reach the model (head kept, cut marked) — the answer fits [TL-3]. */
+export const SKILL_ANSWER_MAX_BYTES = 3 * KiB;
+/** Bytes of a skill's stderr kept in its result (tail). */
+export const SKILL_STDERR_MAX_BYTES = 512;
+/** Files of a skill's output directory listed in its result (name and size). */
+export const SKILL_OUTPUT_FILES_LISTED_MAX = 16;
+/** A skill tool call as a whole: the runner's start and proof of release around SKILL_WALL_MS. */
+export const SKILL_TOOL_TIMEOUT_MS = SKILL_WALL_MS + 20_000;

@@ -598,12 +598,19 @@ async function runCommandJob(
       cwd,
       clearEnv: true,
       env: job.env,
-      stdin: "null",
+      stdin: job.stdin === undefined ? "null" : "piped",
       stdout: "piped",
       stderr: "piped",
     }).spawn();
   } catch {
     return base("spawn_failed", { released: sweepAndReap(o.pidns, 1000) });
+  }
+  if (job.stdin !== undefined) {
+    // The job's input (a skill's JSON arguments [LC-3]), then end of file. A
+    // program that exits without reading it must not fail the runner.
+    const input = Uint8Array.from(atob(job.stdin), (c) => c.charCodeAt(0));
+    const w = child.stdin.getWriter();
+    void w.write(input).then(() => w.close()).catch(() => {});
   }
   let ended: DoneFrame["ended"] | null = null;
   const killAll = (why: DoneFrame["ended"]) => {

@@ -19,6 +19,7 @@ import {
   COMMAND_ARG_MAX_ITEM_BYTES,
   COMMAND_ARGV_MAX_ITEMS,
   COMPILE_DIAGNOSTICS_MAX_BYTES,
+  RUNNER_STDIN_MAX_BYTES,
   RUNNER_STREAM_HALF_BYTES,
 } from "../runtime/limits.ts";
 
@@ -42,6 +43,8 @@ export const CommandJobSchema = z.object({
   cwd: z.string().max(1024),
   env: EnvSchema,
   timeout_ms: z.number().int().min(1).max(10 * 60 * 1000),
+  /** Bytes for the program's stdin (base64; skills [LC-3]); absent ⇒ /dev/null. */
+  stdin: b64(RUNNER_STDIN_MAX_BYTES).optional(),
 }).strict();
 export type CommandJob = z.infer<typeof CommandJobSchema>;
 

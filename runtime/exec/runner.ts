@@ -386,6 +386,8 @@ export interface ExecuteJobOptions extends RunnerDirs {
   backstopMs: number;
   signal?: AbortSignal;
   onOutput?: (d: OutputDelta) => void;
+  /** A command job that gets the scratch read-only too (a skill's own directory [LC-3]). */
+  readOnlyScratch?: boolean;
   /** Runner stderr (diagnostics of the runner itself): discarded in production. */
   stderr?: "null" | "inherit";
 }
@@ -398,7 +400,11 @@ export interface ExecuteJobOptions extends RunnerDirs {
 export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutcome> {
   const t0 = performance.now();
   const denoDir = sandboxDenoDir();
-  const { exe, args } = runnerArgs(o, denoDir, o.job.kind === "compile");
+  const { exe, args } = runnerArgs(
+    o,
+    denoDir,
+    o.job.kind === "compile" || o.readOnlyScratch === true,
+  );
   const env: Record<string, string> = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
   if (denoDir !== null) env.DENO_DIR = denoDir;
   let child: Deno.ChildProcess;

@@ -583,6 +583,38 @@ export const ExtensionDeletedResponse = z.object({ name: z.string(), deleted: z.
   .strict();
 export const EnabledExtensionsResponse = z.object({ enabled: z.array(z.string()) }).strict();
 
+// ---------------------------------------------------------------- skills [LC-3]
+
+/** What the API and the UI list of one installed skill. */
+export const SkillViewSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  entry: z.string(),
+  tool_id: z.string(),
+  digest: z.string().regex(/^[0-9a-f]{64}$/),
+  archive_bytes: z.number().int(),
+  installed_at: z.number().int(),
+  args: z.array(z.string()),
+}).strict();
+export type SkillView = z.infer<typeof SkillViewSchema>;
+/** Inspect: the manifest (parsed and as stored) and the entry script's source. */
+export const SkillDetailSchema = SkillViewSchema.extend({
+  manifest: z.object({
+    name: z.string(),
+    description: z.string(),
+    entry: z.string(),
+    args: z.record(z.string(), z.unknown()),
+  }).strict(),
+  manifest_text: z.string(),
+  source: z.string(),
+}).strict();
+export type SkillDetail = z.infer<typeof SkillDetailSchema>;
+export const SkillsResponse = z.object({ skills: z.array(SkillViewSchema) }).strict();
+export const SkillResponse = z.object({ skill: SkillViewSchema }).strict();
+export const SkillDetailResponse = z.object({ skill: SkillDetailSchema }).strict();
+export const SkillDeletedResponse = z.object({ name: z.string(), deleted: z.literal(true) })
+  .strict();
+
 // ---------------------------------------------------------------- slash commands
 
 export const CommandDescriptorSchema = z.object({

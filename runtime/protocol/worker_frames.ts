@@ -35,7 +35,7 @@ export const IdSchema = z.string().regex(ID);
 /** Stable tool ids like `file/read_text` [TL-1]. */
 /** A built-in tool id, or an extension tool `mcp/<server>/<tool>` [LC-5]. */
 export const ToolIdSchema = z.string().regex(
-  /^(?:[a-z]{2,16}\/[a-z_]{2,32}|mcp\/[a-z][a-z0-9-]{0,15}\/[A-Za-z0-9_-]{1,64})$/,
+  /^(?:[a-z]{2,16}\/[a-z_]{2,32}|mcp\/[a-z][a-z0-9-]{0,15}\/[A-Za-z0-9_-]{1,64}|skill\/[a-z][a-z0-9-]{1,31})$/,
 );
 /** Call ids are minted by the Control Plane, never by the model. */
 export const CallIdSchema = z.string().regex(/^call-[1-9][0-9]?$/).refine((s) =>

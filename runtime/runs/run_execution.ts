@@ -10,7 +10,7 @@
  * its in-flight model call at once [OP-5]; the Worker is then closed (killed
  * after the cancel grace) or, without one, the Run root removed.
  */
-import type { McpPort } from "./turn_context.ts";
+import type { McpPort, SkillPort } from "./turn_context.ts";
 import type { ContextPlan } from "../context/plan.ts";
 import { AppError } from "../errors.ts";
 import { agentRuntimeRel, type HomeLayout } from "../home.ts";
@@ -44,6 +44,8 @@ export interface ExecutionDeps {
   runner: RunnerPort | null;
   /** MCP servers [LC-5]; null ⇒ no extension calls. */
   mcp?: McpPort | null;
+  /** Skills [LC-3]; null ⇒ no skill calls. */
+  skills?: SkillPort | null;
   /** Aborts the Run (once) for `reason`. */
   abort(runId: string, reason: "deadline"): void;
 }
@@ -123,6 +125,7 @@ export async function executeRun(
       reasoning: x.reasoning,
       exec,
       mcp: deps.mcp ?? undefined,
+      skills: deps.skills ?? undefined,
     });
     if (terminal.state === "failed" && terminal.code === "worker_crashed") {
       terminal = await crashTerminal(w.exited, terminal, CANCEL_GRACE_MS);

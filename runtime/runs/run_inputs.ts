@@ -117,7 +117,14 @@ export function createRunInputs(opts: RunInputsOptions) {
       ...extra.slice(0, Math.max(0, TOOLSET_TOOLS_MAX - catalog.specs.length)),
     ]);
     const rules = toolsCapable
-      ? (opts.runner ? [] : NO_RUNNER_RULES)
+      ? (opts.runner ? [] : [
+        ...NO_RUNNER_RULES,
+        // Skills run in the runner too [LC-3].
+        ...cat.specs.filter((s) => s.id.startsWith("skill/")).map((s) => ({
+          tool_id: s.id,
+          decision: "deny" as const,
+        })),
+      ])
       : cat.specs.map((s) => ({ tool_id: s.id, decision: "deny" as const }));
     // Browser Runs are interactive: `ask` tools wait for the operator's approval [TL-2].
     return resolveToolSet({ catalog: cat, rules, interactive: true, id: crypto.randomUUID() });

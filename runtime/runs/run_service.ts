@@ -21,7 +21,7 @@
  *   `outcome_unknown` (never re-dispatched), usage leftovers `incomplete`, and
  *   every Run root is removed.
  */
-import type { McpPort } from "./turn_context.ts";
+import type { McpPort, SkillPort } from "./turn_context.ts";
 import type { AgentService } from "../agents/service.ts";
 import { isCommandInput } from "../protocol/command_input.ts";
 import { admit } from "../context/admission.ts";
@@ -76,6 +76,8 @@ export interface RunServiceOptions {
   runner?: RunnerPort;
   /** MCP servers [LC-5]. @default none: no extension tools */
   mcp?: McpPort;
+  /** Skills [LC-3]. @default none: no skill tools */
+  skills?: SkillPort;
 }
 
 export interface SubmitBody {
@@ -165,7 +167,13 @@ export function createRunService(opts: RunServiceOptions): RunService {
     broker: opts.broker,
     catalog,
     runner: opts.runner !== undefined,
-    extensionSpecs: opts.mcp ? (agentId) => opts.mcp!.specsFor(agentId) : undefined,
+    // The Agent's skills [LC-3] first (≤ 16), then its enabled MCP tools [LC-5].
+    extensionSpecs: opts.mcp || opts.skills
+      ? (agentId) => [
+        ...(opts.skills?.specsFor(agentId) ?? []),
+        ...(opts.mcp?.specsFor(agentId) ?? []),
+      ]
+      : undefined,
   });
   const { stateDb, workspaceDir, defaultModelId, reasoningOf, limitsOf, prepare, usageScope } =
     inputs;
@@ -180,6 +188,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
     workspaceDir,
     runner: opts.runner ?? null,
     mcp: opts.mcp ?? null,
+    skills: opts.skills ?? null,
     abort: (runId: string, reason: "deadline") => active.abort(runId, reason),
   };
 

@@ -46,6 +46,8 @@ import type { MutationBinding } from "../tools/mutation_plan.ts";
 import type { ToolArgs } from "../tools/policy.ts";
 import { escapeName } from "../display_name.ts";
 import { parseMcpToolId } from "../extensions/tool_map.ts";
+import { parseSkillToolId } from "../skills/manifest.ts";
+import type { ToolSpec } from "../tools/catalog.ts";
 import { previewOf } from "../tools/mutation_plan.ts";
 import { domainDigest as hexDigest } from "../tools/text.ts";
 
@@ -120,6 +122,36 @@ function gatedMcp(ctx: TurnContext, toolId: string, args: ToolArgs, callId: stri
   };
 }
 
+/**
+ * A skill call behind its approval [LC-3]: the skill, its script and archive
+ * digest, where it runs, and the full arguments (its stdin). The plan binds
+ * call id, tool id, the archive digest and the arguments; the commit runs only
+ * the skill stored with that digest.
+ */
+function gatedSkill(ctx: TurnContext, spec: ToolSpec, args: ToolArgs, callId: string): Gated {
+  const skills = ctx.skills;
+  const agentId = ctx.approvals?.agentId;
+  if (!skills || agentId === undefined) return { ok: false, code: "tool_denied" };
+  const plan = skills.planCall(agentId, spec.id, spec);
+  if (plan === null) return { ok: false, code: "skill_not_found" };
+  const shown = JSON.stringify(args, null, 2).split("\n").map(escapeName).join("\n");
+  const executor = `skill/${plan.name}@sha256:${plan.digest}`;
+  return {
+    ok: true,
+    preview: previewOf(
+      `Skill: ${plan.name}\nScript: ${plan.entry} (archive sha256 ${plan.digest})\n` +
+        `Runs in the runner sandbox: its own files read-only, one output directory, ` +
+        `no workspace, no network.\nArguments (its stdin):\n${shown}\n`,
+    ),
+    planDigest: hexDigest(
+      "agent-builder/skill-call/v1",
+      canonicalJson([callId, spec.id, plan.digest, args]),
+    ),
+    executor,
+    commit: () => skills.call(agentId, plan, args, `${agentId}/${ctx.snapshot.run_id}`, ctx.signal),
+  };
+}
+
 /** `digest`/`bytes` describe the canonical result (what a collapse receipt names). */
 export type ToolRun =
   | { ok: true; digest: string; bytes: number; projection: string; fatal: ErrorCode | null }
@@ -167,6 +199,7 @@ export async function runToolCall(
     dispatched = true;
   };
   const isMcp = tool !== undefined && parseMcpToolId(tool.spec.id) !== null;
+  const isSkill = tool !== undefined && parseSkillToolId(tool.spec.id) !== null;
   if (!tool || !check.ok) {
     result = { ok: false, code: "tool_invalid_arguments" };
   } else if (tool.decision === "allow" && Object.hasOwn(READ_TOOL_EXECUTORS, tool.spec.id)) {
@@ -179,6 +212,7 @@ export async function runToolCall(
     tool.decision === "ask" && ctx.approvals &&
     (Object.hasOwn(MUTATION_TOOL_EXECUTORS, tool.spec.id) ||
       (isMcp && ctx.mcp !== undefined) ||
+      (isSkill && ctx.skills !== undefined) ||
       (ctx.exec !== undefined && Object.hasOwn(EXEC_TOOL_EXECUTORS, tool.spec.id)))
   ) {
     const a = ctx.approvals;
@@ -193,6 +227,8 @@ export async function runToolCall(
     // plan digest, and a commit that runs only after the decision [TL-2, TL-6, EX-5].
     const prep = isMcp
       ? gatedMcp(ctx, tool.spec.id, check.args, p.ref.call_id)
+      : isSkill
+      ? gatedSkill(ctx, tool.spec, check.args, p.ref.call_id)
       : ctx.exec !== undefined && Object.hasOwn(EXEC_TOOL_EXECUTORS, tool.spec.id)
       ? gatedExec(ctx, tool.spec.id, check.args, p.ref.call_id)
       : gatedMutation(tool.spec.id, ctx.workspaceDir, check.args, a.receipts.get(path), binding);

@@ -18,6 +18,7 @@ import type { RunExec } from "../exec/run_exec.ts";
 import type { ErrorCode } from "../errors.ts";
 import type { ToolSpec } from "../tools/catalog.ts";
 import type { Approvals } from "./approvals.ts";
+import type { SkillPlan } from "../skills/service.ts";
 import type { RunRecorder } from "./run_recorder.ts";
 
 /** The extension (MCP) servers as a Run uses them [LC-5]. */
@@ -32,6 +33,22 @@ export interface McpPort {
   executorOf(toolId: string): string;
   /** The Agent's enabled extension tools. */
   specsFor(agentId: string): ToolSpec[];
+}
+
+/** Installed skills as a Run uses them [LC-3] (runtime/skills/service.ts). */
+export interface SkillPort {
+  /** The Agent's skills as tools (always `ask`). */
+  specsFor(agentId: string): ToolSpec[];
+  /** What the approval binds; null when the Run's tool is no longer the stored skill. */
+  planCall(agentId: string, toolId: string, spec: ToolSpec): SkillPlan | null;
+  /** Runs the approved skill in the runner; its canonical result or a fixed code. */
+  call(
+    agentId: string,
+    plan: SkillPlan,
+    args: Record<string, unknown>,
+    runKey: string,
+    signal?: AbortSignal,
+  ): Promise<{ ok: true; text: string } | { ok: false; code: ErrorCode }>;
 }
 
 /** The Control Plane's view of a Worker's IPC channel. */
@@ -82,6 +99,8 @@ export interface TurnContext {
   exec?: RunExec;
   /** MCP servers [LC-5]; absent ⇒ every `mcp/…` call is denied. */
   mcp?: McpPort;
+  /** Skills [LC-3]; absent ⇒ every `skill/…` call is denied. */
+  skills?: SkillPort;
 }
 
 export function argsDigest(args: unknown): string {

@@ -340,7 +340,8 @@ export function sealCatalog(specs: readonly ToolSpec[] = BUILTIN_TOOL_SPECS): To
 /**
  * Ollama function names cannot carry `/`; the mapping is fixed and reversible:
  * `file/read_text` ⇔ `file__read_text`, `mcp/<server>/<tool>` ⇔
- * `mcp__<server>__<tool>` (server names have no `_`, so the split is unique).
+ * `mcp__<server>__<tool>` (server names have no `_`, so the split is unique),
+ * `skill/<name>` ⇔ `skill__<name>` [LC-3].
  */
 export function providerToolName(id: string): string {
   return id.replaceAll("/", "__");
@@ -349,6 +350,9 @@ export function providerToolName(id: string): string {
 export function toolIdFromProviderName(name: string): string | null {
   const x = /^mcp__([a-z][a-z0-9-]{0,15})__([A-Za-z0-9_-]{1,64})$/.exec(name);
   if (x) return `mcp/${x[1]}/${x[2]}`;
+  // Skills [LC-3]: `skill__<name>` (names have no `_`).
+  const k = /^skill__([a-z][a-z0-9-]{1,31})$/.exec(name);
+  if (k) return `skill/${k[1]}`;
   const m = /^([a-z]{2,16})__([a-z_]{2,32})$/.exec(name);
   return m ? `${m[1]}/${m[2]}` : null;
 }

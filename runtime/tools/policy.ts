@@ -4,7 +4,8 @@
  * What this file enforces: deny precedence — the strictest of the catalog
  * default, the operator rules and the Agent rules wins (deny > ask > allow);
  * a tool the catalog does not have can never be enabled by a rule;
- * a non-interactive Run turns every `ask` into `deny`. The result is an
+ * a non-interactive Run turns every `ask` into `deny`; skills are never
+ * `allow` (alwaysAsk) [LC-3]. The result is an
  * immutable, digest-pinned manifest used for the provider tools, the
  * ContextPlan, the Worker snapshot and argument validation by the executor.
  * Also validates model-chosen arguments against the controlled schema.
@@ -37,6 +38,14 @@ export interface EffectiveToolSet {
 
 const RANK: Record<PolicyDecision, number> = { allow: 0, ask: 1, deny: 2 };
 
+/**
+ * Tools no rule can make `allow` [LC-3]: a skill runs an operator-installed
+ * script, so every call is approved one by one. A rule may still deny it.
+ */
+export function alwaysAsk(toolId: string): boolean {
+  return toolId.startsWith("skill/");
+}
+
 /** The strictest decision wins. */
 export function strictest(a: PolicyDecision, b: PolicyDecision): PolicyDecision {
   return RANK[a] >= RANK[b] ? a : b;
@@ -65,6 +74,7 @@ export function resolveToolSet(opts: ResolveOptions): EffectiveToolSet {
     }
     if (ruleDecision === "deny") d = "deny";
     else if (ruleDecision !== null) d = strictest(d, ruleDecision);
+    if (d === "allow" && alwaysAsk(spec.id)) d = "ask";
     if (d === "deny") {
       denied.push({ tool_id: spec.id, reason: "policy_deny" });
       continue;

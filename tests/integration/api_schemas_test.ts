@@ -7,6 +7,8 @@
  * must be the fixed error envelope. A route the walk does not visit fails the
  * test, so a new route arrives with its schema and its place in this walk.
  */
+import { sha256Hex, skillArchive } from "../helpers/skill_archive.ts";
+import { SkillResponse } from "../../runtime/protocol/api.ts";
 import type { z } from "zod";
 import { createApp } from "../../runtime/app.ts";
 import { resolveHome } from "../../runtime/home.ts";
@@ -108,6 +110,20 @@ Deno.test("every API response of a real server matches its route's shared schema
     assertEquals((await call("DELETE", "/api/extensions/nope")).status, 404);
     assertEquals((await call("GET", `${A}/extensions`)).status, 200);
     assertEquals((await call("PUT", `${A}/extensions`, { enabled: [] })).status, 200);
+
+    // skills [LC-3]: a refused install (the error envelope), then a real one checked by hand
+    assertEquals((await call("POST", `${A}/skills`, {})).status, 422);
+    const archive = skillArchive({ name: "walker" }, "console.log(1);\n");
+    const installed = await fetch(`${h.server.url}${A}/skills`, {
+      method: "POST",
+      headers: h.session.headers({ "x-skill-sha256": await sha256Hex(archive) }),
+      body: archive as BodyInit,
+    });
+    assertEquals(installed.status, 201);
+    check(SkillResponse, await installed.json(), "POST skills 201");
+    assertEquals((await call("GET", `${A}/skills`)).status, 200);
+    assertEquals((await call("GET", `${A}/skills/walker`)).status, 200);
+    assertEquals((await call("DELETE", `${A}/skills/walker`)).status, 200);
 
     // the operator's workspace view and instruction file
     assertEquals((await call("GET", `${A}/workspace/list?path=.`)).status, 200);
