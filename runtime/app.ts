@@ -15,6 +15,7 @@ import { type ConversationService, createConversationService } from "./conversat
 import { agentRoutes, withSystemAgentAliases } from "./http/agent_routes.ts";
 import { conversationRoutes } from "./http/conversation_routes.ts";
 import { historyRoutes } from "./http/history_routes.ts";
+import { rewindRoutes } from "./http/rewind_routes.ts";
 import { ensureDefaultInstructionFile } from "./workspace/instruction_file.ts";
 import { sweepStaleWriteTemps } from "./workspace/startup_cleanup.ts";
 import { createGateway, type WebGateway } from "./http/gateway.ts";
@@ -158,6 +159,7 @@ export function createApp(opts: AppOptions): App {
     ...agentRoutes({ agents, models: { isKnown: (id) => isSelectableModel(model, id) } }),
     ...conversationRoutes({ conversations }),
     ...historyRoutes({ conversations }),
+    ...rewindRoutes({ conversations, homeRoot: opts.home.root }),
     ...runRoutes({ runs, queries: runQueries }),
     ...changeRoutes({ stateDb: (id) => runs.read.stateDb(id) }),
     ...workspaceRoutes({ agents, home: opts.home }),

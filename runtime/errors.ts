@@ -67,6 +67,7 @@ const TABLE = {
   },
   conversation_limit: { status: 409, message: "Conversation limit reached." },
   conversation_no_head: { status: 409, message: "No completed turn to continue from." },
+  turn_not_found: { status: 404, message: "Turn not found in this conversation." },
   search_query_invalid: { status: 422, message: "The search query is empty, too long or invalid." },
   export_too_large: { status: 413, message: "The conversation is too large to export." },
   import_invalid: { status: 422, message: "Not a valid conversation export." },

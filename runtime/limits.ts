@@ -343,6 +343,14 @@ export const CHANGE_SET_SUMMARY_PATHS_MAX = 16;
 /** A file exec/apply writes: the command's own file-size rlimit (FSIZE 64 MiB). */
 export const EXEC_APPLY_FILE_MAX_BYTES = 64 * MiB; // [EX-5]
 export const EXEC_APPLY_TIMEOUT_MS = 60 * 1000;
+
+// ── Checkpoints and rewind [TL-11] ───────────────────────────────────────────
+/** Replaced content kept per mutated file; a larger file is recorded as `too_large`. */
+export const CHECKPOINT_FILE_MAX_BYTES = 1 * MiB;
+/** Kept replaced content per Agent; past it the oldest checkpoints expire (visibly). */
+export const CHECKPOINT_AGENT_MAX_BYTES = 64 * MiB;
+/** One rewind restores its files inside this deadline (each file still atomic). */
+export const REWIND_TIMEOUT_MS = 60 * 1000;
 /** One stored exec record (argv, kept output, change-set summary); the schema CHECKs it too. */
 export const EXEC_RECORD_MAX_BYTES = 512 * KiB;
 /** Runs whose exec records (command output, change sets, diffs) an Agent keeps. */

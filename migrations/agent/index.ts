@@ -7,6 +7,7 @@ import m0004 from "./0004_turn_partial_text.sql" with { type: "text" };
 import m0005 from "./0005_exec.sql" with { type: "text" };
 import m0006 from "./0006_search.sql" with { type: "text" };
 import m0007 from "./0007_skills.sql" with { type: "text" };
+import m0008 from "./0008_checkpoints.sql" with { type: "text" };
 
 export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 1, sql: m0001 },
@@ -16,4 +17,5 @@ export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 5, sql: m0005 },
   { version: 6, sql: m0006 },
   { version: 7, sql: m0007 },
+  { version: 8, sql: m0008 },
 ];

@@ -54,6 +54,13 @@ export interface TurnView {
     | null;
 }
 
+/** One set of alternatives `‹ 1/2 ›` navigates [UI-8]. */
+export interface BranchGroupView {
+  anchor_turn_id: string | null;
+  index: number;
+  members: { session_id: string; title: string; turn_id: string | null }[];
+}
+
 export interface ConversationDetail {
   session: ConversationView;
   /** Oldest first within the page. */
@@ -107,7 +114,7 @@ export function toTurnView(row: TurnRow): TurnView {
   };
 }
 
-function branchTitle(title: string): string {
+export function branchTitle(title: string): string {
   const suffix = " (branch)";
   return Array.from(title).slice(0, CONVERSATION_TITLE_MAX_CHARS - suffix.length).join("") +
     suffix;
@@ -221,6 +228,42 @@ export function createConversationService(opts: ConversationServiceOptions) {
         session: toConversationView(requireConversation(db, conversationId)),
         head_turn_id: r.headTurnId!,
       };
+    },
+
+    /** A branch before `turnId` (edit, regenerate) [UI-8]; the original stays as it is. */
+    branchBefore(
+      agentId: string,
+      conversationId: string,
+      turnId: string,
+    ): { session: ConversationView; copied_turns: number } {
+      const db = stateDb(agentId);
+      const source = requireConversation(db, conversationId);
+      const id = crypto.randomUUID();
+      const r = store.branchBefore(db, {
+        sourceId: conversationId,
+        beforeTurnId: turnId,
+        newId: id,
+        title: branchTitle(source.title),
+        now: now(),
+      }, CONVERSATIONS_PER_AGENT_MAX);
+      if (r.result === "turn_missing") throw new AppError("turn_not_found");
+      failOn(r.result);
+      return { session: toConversationView(requireConversation(db, id)), copied_turns: r.copied! };
+    },
+
+    /** The alternatives visible from a Conversation [UI-8]. */
+    branches(agentId: string, conversationId: string): BranchGroupView[] {
+      const db = stateDb(agentId);
+      requireConversation(db, conversationId);
+      return store.branchGroups(db, conversationId).map((g) => ({
+        anchor_turn_id: g.anchor_turn_id,
+        index: g.members.findIndex((m) => m.conversation_id === conversationId),
+        members: g.members.map((m) => ({
+          session_id: m.conversation_id,
+          title: escapeName(m.title),
+          turn_id: m.turn_id,
+        })),
+      })).filter((g) => g.index >= 0 && g.members.length >= 2);
     },
 
     branch(

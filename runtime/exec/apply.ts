@@ -19,7 +19,9 @@
  *   swapped-out object verified (else swapped back); a deletion renames the
  *   target to a reserved temp, verifies it, then unlinks it;
  * - per-target serialisation is the parent directory's flock, as for
- *   file/edit and file/write; binary files are applied by digest the same way.
+ *   file/edit and file/write; binary files are applied by digest the same way;
+ * - what a path's apply replaced (the verified base bytes) is returned for
+ *   its [TL-11] checkpoint.
  */
 import { captureFile } from "../../linuxfs/file_capture.ts";
 import {
@@ -56,7 +58,14 @@ import type { ChangeEntry } from "./change_set.ts";
 import { cloneOrCopy, digestFd, openDirIn, openSourceFile } from "./scratch_fs.ts";
 
 export type ApplyOutcome =
-  | { ok: true; path: string; kind: ChangeEntry["kind"]; identity: FileIdentity | null }
+  | {
+    ok: true;
+    path: string;
+    kind: ChangeEntry["kind"];
+    identity: FileIdentity | null;
+    /** The verified bytes the apply replaced or deleted; null for an added file [TL-11]. */
+    before: Uint8Array | null;
+  }
   | (Fail & { path: string });
 
 export interface ApplyOptions {
@@ -101,13 +110,15 @@ export function applyEntry(
   const dirfd = parent.fd;
   try {
     if (!lockDir(dirfd, opts.deadline, now)) return fail(e.path, "file_timeout");
+    let before: Uint8Array | null = null;
     if (e.kind === "added") {
       if (lstatIn(dirfd, leaf).ok) return fail(e.path, "workspace_changed");
     } else {
-      const bad = verifyBase(ws, dirfd, leaf, e, opts.deadline, now);
-      if (bad !== null) return fail(e.path, bad);
+      const base = verifyBase(ws, dirfd, leaf, e, opts.deadline, now);
+      if (!(base instanceof Uint8Array)) return fail(e.path, base);
+      before = base;
     }
-    if (e.kind === "deleted") return deleteVerified(dirfd, leaf, e, opts);
+    if (e.kind === "deleted") return deleteVerified(dirfd, leaf, e, opts, before!);
     const src = openScratchFile(scratchRoot, p.components);
     if (src === null) return fail(e.path, "approval_stale");
     let written: string | Fail;
@@ -142,7 +153,7 @@ export function applyEntry(
     if (!fsyncFd(dirfd)) return fail(e.path, "storage_full");
     const fin = lstatIn(dirfd, leaf);
     if (!fin.ok) return fail(e.path, "workspace_changed");
-    return { ok: true, path: e.path, kind: e.kind, identity: identityOf(fin.st) };
+    return { ok: true, path: e.path, kind: e.kind, identity: identityOf(fin.st), before };
   } finally {
     closeFd(dirfd);
   }
@@ -155,7 +166,7 @@ function verifyBase(
   e: ChangeEntry,
   deadline: number,
   now: () => number,
-): Fail["code"] | null {
+): Fail["code"] | Uint8Array {
   const cap = captureFile(ws, dirfd, leaf, {
     maxBytes: EXEC_APPLY_FILE_MAX_BYTES,
     deadline,
@@ -164,7 +175,7 @@ function verifyBase(
   if (!cap.ok) return cap.code === "file_timeout" ? "file_timeout" : "workspace_changed";
   if (!sameIdentity(cap.identity, e.base!)) return "workspace_changed";
   if (contentDigest(cap.bytes) !== e.old_digest) return "workspace_changed";
-  return null;
+  return cap.bytes;
 }
 
 function isBase(
@@ -188,6 +199,7 @@ function deleteVerified(
   leaf: string,
   e: ChangeEntry,
   opts: ApplyOptions,
+  before: Uint8Array,
 ): ApplyOutcome {
   const tmp = randomTempName();
   opts.beforeSwap?.(e.path);
@@ -204,7 +216,7 @@ function deleteVerified(
     return fail(e.path, "workspace_changed");
   }
   if (unlinkIn(dirfd, tmp) !== 0 || !fsyncFd(dirfd)) return fail(e.path, "storage_full");
-  return { ok: true, path: e.path, kind: "deleted", identity: null };
+  return { ok: true, path: e.path, kind: "deleted", identity: null, before };
 }
 
 function modeOf(dirfd: number, leaf: string): number {
@@ -259,7 +271,7 @@ function writeTemp(
 }
 
 /** Opens the parent chain, creating missing directories (0755) one checked step at a time. */
-function openOrMakeParents(
+export function openOrMakeParents(
   ws: WorkspaceRoot,
   dirs: readonly string[],
 ): { ok: true; fd: number } | Fail {

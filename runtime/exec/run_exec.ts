@@ -25,6 +25,7 @@ import type { DatabaseSync } from "node:sqlite";
 import { AppError, type ErrorCode } from "../errors.ts";
 import {
   CHANGE_SET_SUMMARY_PATHS_MAX,
+  CHECKPOINT_AGENT_MAX_BYTES,
   EXEC_APPLY_TIMEOUT_MS,
   EXEC_RECORD_MAX_BYTES,
   TOOL_RESULT_PROJECTION_MAX_BYTES,
@@ -36,6 +37,8 @@ import { closeFd } from "../../sandbox/libc.ts";
 import { selfIsRoot } from "../../sandbox/attestation.ts";
 import { resolveSandboxIdentity } from "../../sandbox/identity.ts";
 import { insertExecRecord } from "../store/exec_store.ts";
+import { recordCheckpoints } from "../store/checkpoint_store.ts";
+import { checkpointOf } from "../checkpoints/record.ts";
 import { canonicalPath } from "../tools/path.ts";
 import { applyEntry, type ApplyOutcome } from "./apply.ts";
 import { type ChangeEntry, type ChangeSet, computeChangeSet } from "./change_set.ts";
@@ -72,6 +75,8 @@ export interface RunExecOptions {
   owner?: ScratchOwner | null;
   /** @default Date.now */
   now?: () => number;
+  /** Kept checkpoint bytes per Agent [TL-11]. @default CHECKPOINT_AGENT_MAX_BYTES */
+  checkpointMaxBytes?: number;
 }
 
 export type ExecResult = { ok: true; text: string } | { ok: false; code: ErrorCode };
@@ -283,6 +288,22 @@ export class RunExec {
       if (sc >= 0) closeFd(sc);
       ws.root.close();
     }
+    // [TL-11] what each applied path replaced, recorded in one transaction.
+    recordCheckpoints(this.#o.db, {
+      runId: this.#o.runId,
+      callId,
+      toolId: "exec/apply",
+      entries: outcomes.flatMap((o) => {
+        if (!o.ok) return [];
+        const e = plan.entries.find((x) => x.path === o.path)!;
+        const after = o.identity === null || e.new_digest === null
+          ? null
+          : { digest: e.new_digest, identity: o.identity };
+        return [checkpointOf(o.path, o.before, after)];
+      }),
+      maxBytes: this.#o.checkpointMaxBytes ?? CHECKPOINT_AGENT_MAX_BYTES,
+      now: (this.#o.now ?? Date.now)(),
+    });
     for (const p of plan.unknown) {
       outcomes.push({ ok: false, code: "change_set_not_found", path: p });
     }

@@ -30,7 +30,14 @@ export const CreateSessionBody = z.object({ title: ConversationTitleSchema.optio
 export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
 export const RenameSessionBody = z.object({ title: ConversationTitleSchema }).strict();
 export type RenameSessionBody = z.infer<typeof RenameSessionBody>;
-export const ContinueBody = z.object({ mode: z.enum(["continue", "branch"]) }).strict();
+/**
+ * `continue` from the completed head, `branch` at the head, or `branch` before one Turn
+ * (`before_turn_id`: edit and regenerate [UI-8]).
+ */
+export const ContinueBody = z.object({
+  mode: z.enum(["continue", "branch"]),
+  before_turn_id: z.string().optional(),
+}).strict().refine((b) => b.before_turn_id === undefined || b.mode === "branch");
 export type ContinueBody = z.infer<typeof ContinueBody>;
 
 /** `?before=&limit=`; unknown or repeated parameters are refused (the server checks it). */
@@ -112,6 +119,11 @@ export function conversationRoutes(deps: { conversations: ConversationService })
       handler: (ctx: RouteContext<ContinueBody>) => {
         const agent = agentParam(ctx);
         const conv = convParam(ctx);
+        const before = ctx.body.before_turn_id;
+        if (before !== undefined) {
+          if (!isValidId(before)) throw new AppError("turn_not_found");
+          return reply(BranchResponse, cs.branchBefore(agent, conv, before), 201);
+        }
         if (ctx.body.mode === "branch") return reply(BranchResponse, cs.branch(agent, conv), 201);
         return reply(ContinueResponse, cs.continueFromHead(agent, conv));
       },

@@ -147,6 +147,41 @@ export const BranchResponse = z.object({
   session: ConversationSchema,
   copied_turns: z.number().int(),
 }).strict();
+/** `POST …/sessions/<conv>/rewind` [TL-11]: the plan, or what the confirmed rewind did. */
+export const RewindFileSchema = z.object({
+  path: z.string(),
+  /** restore: put back the replaced content; delete: the undone Turns created the file. */
+  action: z.enum(["restore", "delete"]),
+  status: z.enum(["revert", "changed_since", "expired", "too_large"]),
+  reverted: z.boolean(),
+  code: z.string().nullable(),
+}).strict();
+export type RewindFileJson = z.infer<typeof RewindFileSchema>;
+export const RewindResponse = z.object({
+  turn_id: z.string(),
+  confirmed: z.boolean(),
+  files: z.array(RewindFileSchema),
+  /** The branch made before the Turn (confirm only); the original stays as it was. */
+  session: ConversationSchema.nullable(),
+}).strict();
+export type RewindResponse = z.infer<typeof RewindResponse>;
+/** `GET …/sessions/<conv>/branches` [UI-8]: the alternatives `‹ 1/2 ›` navigates. */
+export const BranchGroupSchema = z.object({
+  /** The Turn of this Conversation where the alternatives diverge (null: none yet). */
+  anchor_turn_id: z.string().nullable(),
+  /** Which member this Conversation is. */
+  index: z.number().int().min(0),
+  members: z.array(
+    z.object({
+      session_id: z.string(),
+      title: z.string(),
+      /** That member's Turn at the divergence (null: it has none yet). */
+      turn_id: z.string().nullable(),
+    }).strict(),
+  ).min(2),
+}).strict();
+export type BranchGroupJson = z.infer<typeof BranchGroupSchema>;
+export const BranchesResponse = z.object({ groups: z.array(BranchGroupSchema) }).strict();
 /** `GET /api/agents/<agent>/search?q=` [UI-9]: best hits first, at most 50. */
 export const SearchHitSchema = z.object({
   conversation_id: z.string(),

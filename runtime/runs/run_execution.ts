@@ -87,6 +87,7 @@ export async function executeRun(
     db: x.db,
     runner: deps.runner,
     now: deps.now,
+    checkpointMaxBytes: x.approvals.checkpointMaxBytes,
   });
   try {
     ensurePrivateDir(deps.home.root, rootRel);

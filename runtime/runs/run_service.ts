@@ -276,6 +276,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
           generation: admission.generation,
           generationCurrent: () => opts.agents.isCurrentGeneration(agentId, admission.generation),
           receipts: new Map(),
+          checkpointMaxBytes: hooks.checkpointMaxBytes ?? undefined,
         },
       };
       modelsOfRuns.set(runId, modelId);

@@ -15,6 +15,11 @@ export interface RunTestHooks {
   journalFault: EventKind | null;
   /** A shorter Run deadline (null: RUN_DEADLINE_MS). */
   runDeadlineMs: number | null;
+  /**
+   * A smaller per-Agent checkpoint bound, so expiry is provable without writing 64 MiB
+   * [TL-11] (absent or null: CHECKPOINT_AGENT_MAX_BYTES).
+   */
+  checkpointMaxBytes?: number | null;
 }
 
 export const NO_RUN_TEST_HOOKS: RunTestHooks = {

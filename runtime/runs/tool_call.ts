@@ -17,7 +17,12 @@
  * - the model sees the [TL-3] projection of the canonical result.
  */
 import { AppError, type ErrorCode } from "../errors.ts";
-import { OPERATION_LEDGER_ROWS_MAX, PERMISSIONS_PENDING_MAX } from "../limits.ts";
+import {
+  CHECKPOINT_AGENT_MAX_BYTES,
+  OPERATION_LEDGER_ROWS_MAX,
+  PERMISSIONS_PENDING_MAX,
+} from "../limits.ts";
+import { type CheckpointInput, recordCheckpoints } from "../store/checkpoint_store.ts";
 import { canonicalJson, domainDigest } from "../protocol/digest.ts";
 import {
   countPendingPermissions,
@@ -67,6 +72,7 @@ function gatedMutation(
   args: ToolArgs,
   receipt: ReadReceipt | undefined,
   binding: MutationBinding,
+  checkpoint: (c: CheckpointInput) => void,
 ): Gated {
   const prep = prepareMutation(toolId, workspaceDir, args, receipt ?? null, binding);
   if (!prep.ok) return prep;
@@ -75,7 +81,7 @@ function gatedMutation(
     preview: prep.preview,
     planDigest: prep.plan.plan_digest,
     executor: MUTATION_TOOL_EXECUTORS[toolId],
-    commit: () => commitApproved(workspaceDir, prep.plan, binding),
+    commit: () => commitApproved(workspaceDir, prep.plan, binding, checkpoint),
   };
 }
 
@@ -231,7 +237,23 @@ export async function runToolCall(
       ? gatedSkill(ctx, tool.spec, check.args, p.ref.call_id)
       : ctx.exec !== undefined && Object.hasOwn(EXEC_TOOL_EXECUTORS, tool.spec.id)
       ? gatedExec(ctx, tool.spec.id, check.args, p.ref.call_id)
-      : gatedMutation(tool.spec.id, ctx.workspaceDir, check.args, a.receipts.get(path), binding);
+      : gatedMutation(
+        tool.spec.id,
+        ctx.workspaceDir,
+        check.args,
+        a.receipts.get(path),
+        binding,
+        // [TL-11] what the commit replaced, recorded right after it.
+        (c) =>
+          recordCheckpoints(db, {
+            runId,
+            callId: p.ref.call_id,
+            toolId: tool.spec.id,
+            entries: [c],
+            maxBytes: a.checkpointMaxBytes ?? CHECKPOINT_AGENT_MAX_BYTES,
+            now: now(),
+          }),
+      );
     if (!prep.ok) result = prep;
     else if (countPendingPermissions(db) >= PERMISSIONS_PENDING_MAX) {
       result = { ok: false, code: "tool_denied" };

@@ -24,6 +24,8 @@ import { prepareEdit, type PrepareResult } from "../tools/file_edit.ts";
 import { prepareWrite } from "../tools/file_write.ts";
 import { commitMutation } from "../tools/mutation_commit.ts";
 import type { MutationBinding, MutationPlan } from "../tools/mutation_plan.ts";
+import { checkpointOf } from "../checkpoints/record.ts";
+import type { CheckpointInput } from "../store/checkpoint_store.ts";
 import { fileStat } from "../tools/file_stat.ts";
 
 export type ToolExecResult =
@@ -135,17 +137,24 @@ export function prepareMutation(
   }
 }
 
-/** Commits an approved plan; the binding of the dispatch must equal the plan's. */
+/**
+ * Commits an approved plan; the binding of the dispatch must equal the plan's.
+ * `checkpoint` receives what the commit replaced and left [TL-11].
+ */
 export function commitApproved(
   workspaceDir: string,
   plan: MutationPlan,
   binding: MutationBinding,
+  checkpoint: (c: CheckpointInput) => void = () => {},
 ): ToolExecResult {
   const o = openWorkspaceRoot(workspaceDir);
   if (!o.ok) return o;
   try {
     const r = commitMutation(o.root, plan, { binding });
     if (!r.ok) return r;
+    checkpoint(
+      checkpointOf(r.path, r.before, { digest: r.content_digest, identity: r.identity }),
+    );
     return ok({
       path: r.path,
       outcome: r.outcome,

@@ -67,6 +67,8 @@ export interface ApprovalContext {
   generationCurrent(): boolean;
   /** `file/read_text` receipts of THIS Run by path (what a mutation must prove) [TL-6]. */
   receipts: Map<string, ReadReceipt>;
+  /** Kept checkpoint bytes per Agent [TL-11]. @default CHECKPOINT_AGENT_MAX_BYTES */
+  checkpointMaxBytes?: number;
 }
 
 export interface TurnContext {

@@ -198,6 +198,124 @@ export function branchConversation(
 }
 
 /**
+ * Branches `sourceId` before one of its Turns [UI-8, TL-11]: a new
+ * Conversation holding copies of the source's completed Turns before it (none
+ * when it is the first). The original is left as it is. Refused while the
+ * source has a running Turn, for a Turn of another Conversation, and at the
+ * cap — all checked in the inserting transaction.
+ *
+ * The branch point is recorded so the alternatives can be navigated: a branch
+ * before Turn T of P is an alternative of T. Branching a branch before its
+ * first own Turn makes another alternative of the same Turn (same parent and
+ * Turn), not a branch of a branch.
+ */
+export function branchBefore(
+  db: DatabaseSync,
+  opts: { sourceId: string; beforeTurnId: string; newId: string; title: string; now: number },
+  max: number,
+): { result: MutationResult | "limit" | "turn_missing"; copied?: number } {
+  return transaction(db, () => {
+    const src = db.prepare(
+      "SELECT parent_id, branched_before_turn_id, branch_base FROM conversations WHERE id = ?",
+    ).get(opts.sourceId) as
+      | { parent_id: string | null; branched_before_turn_id: string | null; branch_base: number }
+      | undefined;
+    if (!src) return { result: "missing" };
+    if (hasRunningTurn(db, opts.sourceId)) return { result: "busy" };
+    const turn = db.prepare("SELECT seq FROM turns WHERE id = ? AND conversation_id = ?")
+      .get(opts.beforeTurnId, opts.sourceId) as { seq: number } | undefined;
+    if (!turn) return { result: "turn_missing" };
+    if (countConversations(db) >= max) return { result: "limit" };
+    const sameGroup = src.parent_id !== null && src.branched_before_turn_id !== null &&
+      turn.seq === src.branch_base + 1;
+    const parent = sameGroup ? src.parent_id : opts.sourceId;
+    const point = sameGroup ? src.branched_before_turn_id : opts.beforeTurnId;
+    db.prepare(
+      `INSERT INTO conversations (id, title, revision, parent_id, head_turn_id,
+         branched_from_turn_id, branched_before_turn_id, branch_base, created_at, updated_at)
+       VALUES (?, ?, 0, ?, NULL, NULL, ?, 0, ?, ?)`,
+    ).run(opts.newId, opts.title, parent, point, opts.now, opts.now);
+    const r = db.prepare(
+      `INSERT INTO turns (id, conversation_id, seq, state, user_message, assistant_message,
+                          created_at, finished_at)
+       SELECT ${SQL_UUID4}, ?, row_number() OVER (ORDER BY seq), 'completed', user_message,
+              assistant_message, created_at, finished_at
+       FROM turns WHERE conversation_id = ? AND state = 'completed' AND seq < ?`,
+    ).run(opts.newId, opts.sourceId, turn.seq);
+    const copied = Number(r.changes);
+    const head = db.prepare(
+      "SELECT id FROM turns WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1",
+    ).get(opts.newId) as { id: string } | undefined;
+    const from = db.prepare(
+      `SELECT id FROM turns WHERE conversation_id = ? AND state = 'completed' AND seq < ?
+       ORDER BY seq DESC LIMIT 1`,
+    ).get(opts.sourceId, turn.seq) as { id: string } | undefined;
+    db.prepare(
+      `UPDATE conversations SET head_turn_id = ?, branched_from_turn_id = ?, branch_base = ?
+       WHERE id = ?`,
+    ).run(head?.id ?? null, from?.id ?? null, copied, opts.newId);
+    return { result: "ok", copied };
+  });
+}
+
+/** One set of alternatives: the parent at one Turn and its branches before that Turn. */
+export interface BranchGroupRow {
+  /** The Turn of THIS Conversation where the alternatives diverge (null: none yet). */
+  anchor_turn_id: string | null;
+  members: { conversation_id: string; title: string; turn_id: string | null }[];
+}
+
+/**
+ * The alternatives visible from `conversationId` [UI-8]: the group it belongs
+ * to (when it is a branch made before a Turn) and one group per own Turn that
+ * has branches made before it. Members oldest first, the parent first.
+ */
+export function branchGroups(db: DatabaseSync, conversationId: string): BranchGroupRow[] {
+  const me = db.prepare(
+    "SELECT parent_id, branched_before_turn_id, branch_base FROM conversations WHERE id = ?",
+  ).get(conversationId) as
+    | { parent_id: string | null; branched_before_turn_id: string | null; branch_base: number }
+    | undefined;
+  if (!me) return [];
+  const firstOwn = (id: string, base: number): string | null =>
+    (db.prepare("SELECT id FROM turns WHERE conversation_id = ? AND seq = ?").get(id, base + 1) as
+      | { id: string }
+      | undefined)?.id ?? null;
+  const titleOf = (id: string): string =>
+    (db.prepare("SELECT title FROM conversations WHERE id = ?").get(id) as { title: string })
+      .title;
+  const childrenAt = db.prepare(
+    `SELECT id, title, branch_base FROM conversations
+     WHERE parent_id = ? AND branched_before_turn_id = ? ORDER BY created_at, id`,
+  );
+  const group = (parent: string, turnId: string) => [
+    { conversation_id: parent, title: titleOf(parent), turn_id: turnId },
+    ...(childrenAt.all(parent, turnId) as { id: string; title: string; branch_base: number }[])
+      .map((c) => ({
+        conversation_id: c.id,
+        title: c.title,
+        turn_id: firstOwn(c.id, c.branch_base),
+      })),
+  ];
+  const out: BranchGroupRow[] = [];
+  if (me.parent_id !== null && me.branched_before_turn_id !== null) {
+    out.push({
+      anchor_turn_id: firstOwn(conversationId, me.branch_base),
+      members: group(me.parent_id, me.branched_before_turn_id),
+    });
+  }
+  const points = db.prepare(
+    `SELECT DISTINCT c.branched_before_turn_id AS turn_id FROM conversations c
+     JOIN turns t ON t.id = c.branched_before_turn_id AND t.conversation_id = ?
+     WHERE c.parent_id = ? ORDER BY t.seq`,
+  ).all(conversationId, conversationId) as { turn_id: string }[];
+  for (const p of points) {
+    out.push({ anchor_turn_id: p.turn_id, members: group(conversationId, p.turn_id) });
+  }
+  return out;
+}
+
+/**
  * One page of Turns, newest first: Turns with `seq < beforeSeq` (all when null),
  * at most `limit + 1` rows so the caller learns whether an older page exists
  * without reading it. Uses the `(conversation_id, seq)` unique index.

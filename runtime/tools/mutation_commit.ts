@@ -17,7 +17,9 @@
  *   `.agent-builder-write-*` namespace, is fsynced, swapped in with
  *   renameat2(RENAME_EXCHANGE); the swapped-out object must be the planned
  *   inode with the planned content, else the exchange is undone;
- * - exactly two fsyncs on success: the temp file and the parent directory.
+ * - exactly two fsyncs on success: the temp file and the parent directory;
+ * - the verified bytes it replaced are returned (`before`), so the caller can
+ *   keep the [TL-11] checkpoint.
  * No in-place write, no plain rename over a target, no symlink fallback.
  */
 import { captureFile } from "../../linuxfs/file_capture.ts";
@@ -92,6 +94,8 @@ export type CommitResult =
     identity: FileIdentity;
     content_digest: string;
     bytes: number;
+    /** What the commit replaced (verified bytes), null for a create: the checkpoint [TL-11]. */
+    before: Uint8Array | null;
   }
   | Fail;
 
@@ -187,6 +191,7 @@ export function commitMutation(
     if (!ps.ok || !sameObject(identityOf(ps.st), plan.parent)) return fail("file_changed");
     if (!lockDir(dirfd, deadline, now)) return fail("file_timeout");
     let current: string | null = null;
+    let before: Uint8Array | null = null;
     if (plan.kind === "replace") {
       const cap = captureFile(root, dirfd, leaf, {
         maxBytes: READ_FILE_MAX_BYTES,
@@ -201,6 +206,7 @@ export function commitMutation(
       const t = decodeText(cap.bytes);
       if (!t.ok) return fail("file_changed");
       current = t.text;
+      before = cap.bytes;
     } else {
       const cur = lstatIn(dirfd, leaf);
       if (cur.ok) return fail("file_exists");
@@ -254,6 +260,7 @@ export function commitMutation(
       identity: identityOf(fin.st),
       content_digest: plan.new_digest,
       bytes: utf8Bytes(text),
+      before,
     };
   } finally {
     closeFd(dirfd); // also releases the flock

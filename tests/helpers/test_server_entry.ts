@@ -12,7 +12,10 @@
  *   journal write of a Run containing that kind INSIDE its SQLite transaction
  *   ([EV-5] against the real server);
  * - `AGENT_BUILDER_TEST_RUN_DEADLINE_MS=<ms>` (1,000 ≤ ms ≤ RUN_DEADLINE_MS)
- *   shortens the Run deadline ([SB-5] for a Run waiting on an approval).
+ *   shortens the Run deadline ([SB-5] for a Run waiting on an approval);
+ * - `AGENT_BUILDER_TEST_CHECKPOINT_MAX_BYTES=<n>` (1 ≤ n < CHECKPOINT_AGENT_MAX_BYTES)
+ *   lowers the per-Agent checkpoint bound, so its expiry is provable without
+ *   writing 64 MiB ([TL-11]).
  *
  * A value that does not parse arms nothing (a test proves it for the fault).
  */
@@ -23,7 +26,7 @@ import {
   NO_FAULTS,
 } from "../../runtime/agents/test_fault.ts";
 import { serveCommand, type ServeHooks } from "../../runtime/cli/serve.ts";
-import { RUN_DEADLINE_MS } from "../../runtime/limits.ts";
+import { CHECKPOINT_AGENT_MAX_BYTES, RUN_DEADLINE_MS } from "../../runtime/limits.ts";
 import { EVENT_KINDS, type EventKind } from "../../runtime/protocol/events.ts";
 import {
   type PhasePause,
@@ -38,6 +41,7 @@ export const FAULT_ENV = "AGENT_BUILDER_TEST_FAULT";
 export const PREPARATION_PAUSE_ENV = "AGENT_BUILDER_TEST_PREPARATION_PAUSE";
 export const JOURNAL_FAULT_ENV = "AGENT_BUILDER_TEST_JOURNAL_FAULT";
 export const RUN_DEADLINE_ENV = "AGENT_BUILDER_TEST_RUN_DEADLINE_MS";
+export const CHECKPOINT_MAX_ENV = "AGENT_BUILDER_TEST_CHECKPOINT_MAX_BYTES";
 const PAUSE_MAX_MS = 10_000;
 const TEST_DEADLINE_MIN_MS = 1000;
 
@@ -60,7 +64,10 @@ function runHooksFrom(env: (name: string) => string | undefined): RunTestHooks {
   const d = /^\d{4,6}$/.exec(env(RUN_DEADLINE_ENV) ?? "");
   const ms = d ? Number(d[0]) : NaN;
   const runDeadlineMs = ms >= TEST_DEADLINE_MIN_MS && ms <= RUN_DEADLINE_MS ? ms : null;
-  return { preparationPause, journalFault, runDeadlineMs };
+  const c = /^\d{1,8}$/.exec(env(CHECKPOINT_MAX_ENV) ?? "");
+  const cap = c ? Number(c[0]) : NaN;
+  const checkpointMaxBytes = cap >= 1 && cap < CHECKPOINT_AGENT_MAX_BYTES ? cap : null;
+  return { preparationPause, journalFault, runDeadlineMs, checkpointMaxBytes };
 }
 
 /** The hooks the environment arms (none when no variable is set). */

@@ -223,6 +223,12 @@ Deno.test("every API response of a real server matches its route's shared schema
     assertEquals((await call("POST", `${C}/continue`, { mode: "continue" })).status, 200);
     const branched = await call("POST", `${C}/continue`, { mode: "branch" });
     assertEquals(branched.status, 201);
+    // rewind plan, confirmed rewind (a branch before the Turn) and the alternatives [TL-11, UI-8]
+    assertEquals((await call("POST", `${C}/rewind`, { turn_id: turn.id })).status, 200);
+    const rewound = await call("POST", `${C}/rewind`, { turn_id: turn.id, confirm: true });
+    assertEquals(rewound.status, 201);
+    assertEquals((await call("GET", `${C}/branches`)).status, 200);
+    assertEquals((await call("DELETE", `${A}/sessions/${rewound.body.session.id}`)).status, 200);
     assertEquals((await call("DELETE", `${A}/sessions/${branched.body.session.id}`)).status, 200);
     // models: refresh, a pull followed to its end, cancel of a finished pull, delete
     assertEquals((await call("POST", "/api/models/refresh")).status, 200);
