@@ -5,8 +5,9 @@
  * would commit, Save commits it only if the file is still the one edited
  * (else `file_changed`: reload); "Files" is a read-only browser of the
  * workspace: a directory tree, one file at a time with syntax highlighting,
- * its size and modified time, and a download link. All file text is text
- * nodes.
+ * its size and modified time, and a download link; "Skills" lists, inspects,
+ * installs and removes the Agent's skills (SkillsView.ts) [LC-3]. All file
+ * text is text nodes.
  */
 import { html } from "htm/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
@@ -16,8 +17,10 @@ import { fmtRelative } from "./lib/format.ts";
 import { highlight, languageOf } from "./lib/highlight.ts";
 import { describeError } from "./lib/messages.ts";
 import type { Agent, ModelProfile, WorkspaceEntry, WorkspaceFile } from "./lib/types.ts";
+import type { Requester } from "./lib/endpoints.ts";
+import { SkillsView } from "./SkillsView.ts";
 
-export type AgentPanelTab = "settings" | "files";
+export type AgentPanelTab = "settings" | "files" | "skills";
 
 export interface AgentPanelProps {
   api: Api;
@@ -26,6 +29,8 @@ export interface AgentPanelProps {
   tab: AgentPanelTab;
   onTab(tab: AgentPanelTab): void;
   onClose(): void;
+  /** The raw API door, for the Skills tab's archive upload [LC-3]. */
+  request?: Requester;
 }
 
 export function fmtBytes(n: number | null): string {
@@ -266,16 +271,22 @@ export function AgentPanel(p: AgentPanelProps) {
           <button type="button" class="icon-btn" aria-label="Close" onClick=${p.onClose}>✕</button>
         </div>
         <div class="tabs" role="tablist">
-          ${(["settings", "files"] as const).map((t) =>
+          ${(["settings", "files", ...(p.request ? ["skills" as const] : [])] as const).map((t) =>
             html`
               <button type="button" role="tab" aria-selected=${String(p.tab === t)}
                 class=${`tab ${p.tab === t ? "active" : ""}`} data-testid=${`agent-tab-${t}`}
-                onClick=${() => p.onTab(t)}>${t === "settings" ? "Settings" : "Files"}</button>
+                onClick=${() => p.onTab(t)}>${t === "settings"
+                  ? "Settings"
+                  : t === "files"
+                  ? "Files"
+                  : "Skills"}</button>
             `
           )}
         </div>
         ${p.tab === "settings"
           ? html`<${Settings} api=${p.api} agent=${p.agent} models=${p.models} />`
+          : p.tab === "skills" && p.request
+          ? html`<${SkillsView} request=${p.request} agent=${p.agent} />`
           : html`<${Files} api=${p.api} agent=${p.agent} />`}
       </div>
     </dialog>

@@ -393,7 +393,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
       ${dialog && html`<${Dialog} request=${dialog} onClose=${() => setDialog(null)} />`}
       ${agentPanel && agent && html`
         <${AgentPanel} api=${api} agent=${agent} models=${model.models} tab=${agentPanel}
-          onTab=${setAgentPanel} onClose=${() => setAgentPanel(null)} />
+          onTab=${setAgentPanel} onClose=${() => setAgentPanel(null)} request=${request} />
       `}
       ${extensionsOpen && html`
         <${ExtensionsView} request=${request} agent=${agent}

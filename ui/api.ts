@@ -13,6 +13,18 @@
 
 export type ApiMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
+/**
+ * A request body sent as raw bytes instead of JSON (a skill archive [LC-3]),
+ * with its content type and extra request headers (e.g. X-Skill-SHA256).
+ */
+export class RawBody {
+  constructor(
+    readonly bytes: Blob | Uint8Array,
+    readonly contentType: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {}
+}
+
 /** A failed request: the server's fixed code, or `network_error` / `http_<status>`. */
 export class ApiError extends Error {
   readonly code: string;
@@ -76,14 +88,16 @@ export function createApiClient(opts: ApiClientOptions = {}): ApiClient {
 
   async function request(method: ApiMethod, path: string, body?: unknown): Promise<unknown> {
     const headers: Record<string, string> = { accept: "application/json" };
-    if (body !== undefined) headers["content-type"] = "application/json";
+    const raw = body instanceof RawBody ? body : null;
+    if (raw) Object.assign(headers, raw.headers, { "content-type": raw.contentType });
+    else if (body !== undefined) headers["content-type"] = "application/json";
     if (method !== "GET" && csrf !== null) headers["x-csrf-token"] = csrf;
     let res: Response;
     try {
       res = await doFetch(path, {
         method,
         headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: raw ? raw.bytes as BodyInit : body === undefined ? undefined : JSON.stringify(body),
         credentials: "same-origin",
         referrerPolicy: "same-origin",
         cache: "no-store",
