@@ -48,6 +48,9 @@ import { runBoundedBash, runRuntimeCompile } from "./exec/exec_run.ts";
 import { createRunQueries } from "./runs/run_queries.ts";
 import { createRunService, type RunService } from "./runs/run_service.ts";
 import { NO_RUN_TEST_HOOKS, type RunTestHooks } from "./runs/test_hooks.ts";
+import { type AcpService, createAcpService } from "./acp/service.ts";
+import type { RunnerSpec } from "./acp/runners.ts";
+import { runnerRoutes } from "./http/runner_routes.ts";
 
 export interface AppOptions {
   home: HomeLayout;
@@ -62,6 +65,8 @@ export interface AppOptions {
   catalog?: Omit<CatalogOptions, "ollamaUrl" | "timeouts">;
   /** `--mcp NAME=URL` servers and `--mcp-allow-ip` literals [LC-5]. @default none */
   extensions?: { cli: { name: string; url: string; ca?: string }[]; allowIps: string[] };
+  /** `--acp-runner NAME=COMMAND` runners [LC-6]. @default none */
+  acpRunners?: readonly RunnerSpec[];
 }
 
 export interface App {
@@ -82,6 +87,8 @@ export interface App {
   extensions: ExtensionService;
   /** Installed skills per Agent [LC-3]. */
   skills: SkillService;
+  /** External ACP runners, their processes and scoped gateway [LC-6]. */
+  acp: AcpService;
   routes: ProductRoute[];
   /** Stops background work and closes databases. */
   close(): Promise<void>;
@@ -134,6 +141,7 @@ export function createApp(opts: AppOptions): App {
       return agents.pool.get(id);
     },
   });
+  const acp = createAcpService({ runners: opts.acpRunners ?? [], log: opts.log });
   const runs = createRunService({
     home: opts.home,
     agents,
@@ -143,6 +151,7 @@ export function createApp(opts: AppOptions): App {
     runner: { runCommand, runBoundedBash, runRuntimeCompile },
     mcp: extensions,
     skills,
+    acp,
   });
   agents.attachRunControl({ cancelAgentWork: (id, why) => runs.cancelAgentWork(id, why) });
   // [CV-6] Runs left running by a previous process become interrupted before serving.
@@ -156,7 +165,12 @@ export function createApp(opts: AppOptions): App {
       endpointUrl: endpointUrl(parseOllamaUrl(opts.ollamaUrl)),
     }),
     ...authRoutes(gateway),
-    ...agentRoutes({ agents, models: { isKnown: (id) => isSelectableModel(model, id) } }),
+    ...agentRoutes({
+      agents,
+      models: { isKnown: (id) => isSelectableModel(model, id) },
+      runners: acp,
+    }),
+    ...runnerRoutes({ acp }),
     ...conversationRoutes({ conversations }),
     ...historyRoutes({ conversations }),
     ...rewindRoutes({ conversations, homeRoot: opts.home.root }),
@@ -186,9 +200,11 @@ export function createApp(opts: AppOptions): App {
     pulls,
     extensions,
     skills,
+    acp,
     routes: withSystemAgentAliases(routes),
     async close() {
       await runs.shutdown();
+      await acp.close();
       await pulls.close();
       await model.close();
       agentDbs.closeAll();

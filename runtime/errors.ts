@@ -267,6 +267,20 @@ const TABLE = {
     status: 503,
     message: "Skills need the product's runtime (not available in this build).",
   },
+  // external runners over the Agent Client Protocol [LC-6]
+  runner_unknown: { status: 422, message: "No ACP runner of that name is registered." },
+  runner_start_failed: { status: 502, message: "The ACP runner could not be started." },
+  runner_crashed: { status: 502, message: "The ACP runner exited unexpectedly." },
+  runner_protocol_error: { status: 502, message: "The ACP runner broke the protocol." },
+  runner_flood: { status: 502, message: "The ACP runner sent more updates than a Run allows." },
+  runner_timeout: { status: 504, message: "The ACP runner did not answer in time." },
+  runner_path_refused: { status: 403, message: "The path is outside the Agent's workspace." },
+  runner_error: { status: 502, message: "The ACP runner answered the prompt with an error." },
+  runner_tool_failed: { status: 502, message: "The runner reported its tool call failed." },
+  runner_token_refused: {
+    status: 401,
+    message: "The run token is missing, expired or not this Run's.",
+  },
 } as const satisfies Record<string, ErrorInfo>;
 
 export type ErrorCode = keyof typeof TABLE;

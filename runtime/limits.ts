@@ -455,3 +455,32 @@ export const SKILL_STDERR_MAX_BYTES = 512;
 export const SKILL_OUTPUT_FILES_LISTED_MAX = 16;
 /** A skill tool call as a whole: the runner's start and proof of release around SKILL_WALL_MS. */
 export const SKILL_TOOL_TIMEOUT_MS = SKILL_WALL_MS + 20_000;
+// External runners over the Agent Client Protocol [LC-6]
+/** Registered `--acp-runner` commands. */
+export const ACP_RUNNERS_MAX = 8;
+/** argv words of one runner command. */
+export const ACP_ARGV_MAX = 32;
+/** `--acp-runner-env` variables forwarded to one runner. */
+export const ACP_ENV_VARS_MAX = 16;
+/** Bytes of one NDJSON line from a runner (a longer line is a protocol error). */
+export const ACP_LINE_MAX_BYTES = 1 * MiB;
+/** `session/update` notifications of one Run; past it the Run ends `runner_flood`. */
+export const ACP_UPDATES_PER_RUN_MAX = 2048;
+/** Requests a runner may have open at once toward the product (more is a protocol error). */
+export const ACP_PEER_REQUESTS_MAX = 8;
+/** `initialize` and `session/new` each answer within this. */
+export const ACP_HANDSHAKE_TIMEOUT_MS = 20_000;
+/** A runner process idle this long after its Turn is reaped (reuse per Conversation). */
+export const ACP_IDLE_MS = 5 * 60 * 1000;
+/** Runner processes kept alive at once (idle ones beyond it are reaped oldest first). */
+export const ACP_PROCESSES_MAX = 4;
+/** Sessions one runner process serves before it is replaced (one per Turn). */
+export const ACP_SESSIONS_PER_PROCESS_MAX = 64;
+/** Bytes of the runner's stderr kept for the log (the rest is drained and dropped). */
+export const ACP_STDERR_KEEP_BYTES = 4 * KiB;
+/** Bytes of a Conversation's earlier Turns sent with a prompt (newest kept). */
+export const ACP_HISTORY_MAX_BYTES = 32 * KiB;
+/** Bytes of one request body to the scoped MCP gateway. */
+export const ACP_GATEWAY_BODY_MAX_BYTES = 64 * KiB;
+/** Live per-Run gateway tokens at once. */
+export const ACP_GATEWAY_TOKENS_MAX = 16;

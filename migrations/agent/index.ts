@@ -8,6 +8,7 @@ import m0005 from "./0005_exec.sql" with { type: "text" };
 import m0006 from "./0006_search.sql" with { type: "text" };
 import m0007 from "./0007_skills.sql" with { type: "text" };
 import m0008 from "./0008_checkpoints.sql" with { type: "text" };
+import m0009 from "./0009_runner_access.sql" with { type: "text" };
 
 export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 1, sql: m0001 },
@@ -18,4 +19,5 @@ export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 6, sql: m0006 },
   { version: 7, sql: m0007 },
   { version: 8, sql: m0008 },
+  { version: 9, sql: m0009 },
 ];

@@ -101,6 +101,10 @@ export function validateRegistryRow(raw: Record<string, unknown>): AgentRow | nu
     max_model_calls: intIn(raw.max_model_calls, 1, WORKER_MODEL_CALLS_MAX),
     max_tool_calls: intIn(raw.max_tool_calls, 0, WORKER_TOOL_CALLS_MAX),
     run_deadline_s: intIn(raw.run_deadline_s, AGENT_RUN_DEADLINE_MIN_S, RUN_DEADLINE_MS / 1000),
+    // The ACP runner binding [LC-6]: anything that is not a runner name reads as native.
+    runner: typeof raw.runner === "string" && /^[a-z][a-z0-9-]{0,31}$/.test(raw.runner)
+      ? raw.runner
+      : null,
   };
 }
 

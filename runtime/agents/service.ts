@@ -92,6 +92,8 @@ export interface AgentView {
   max_model_calls: number | null;
   max_tool_calls: number | null;
   run_deadline_s: number | null;
+  /** The external ACP runner this Agent's Turns run on (null: native) [LC-6]. */
+  runner: string | null;
 }
 
 /** An Agent start-up found broken [AG-5]. */
@@ -147,6 +149,7 @@ export function toAgentView(row: AgentRow): AgentView {
     max_model_calls: row.max_model_calls ?? null,
     max_tool_calls: row.max_tool_calls ?? null,
     run_deadline_s: row.run_deadline_s ?? null,
+    runner: row.runner ?? null,
   };
 }
 
@@ -170,6 +173,7 @@ function invalidRowView(raw: Record<string, unknown>, id: string): AgentView {
     max_model_calls: null,
     max_tool_calls: null,
     run_deadline_s: null,
+    runner: null,
   };
 }
 

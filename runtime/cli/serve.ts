@@ -10,6 +10,7 @@ import { acquireInstanceLock } from "../instance.ts";
 import { DEFAULT_HOST, DEFAULT_OLLAMA_URL, DEFAULT_PORT, MCP_SERVERS_MAX } from "../limits.ts";
 import { parseMcpFlag } from "../extensions/service.ts";
 import { parseAllowIp } from "../extensions/net_rules.ts";
+import { parseRunnerFlags, RunnerFlagError } from "../acp/runners.ts";
 import { createFileLogger } from "../log.ts";
 import { ensurePrivateDir } from "../path_safety.ts";
 import { startServer } from "../http/server.ts";
@@ -90,8 +91,18 @@ export async function serveCommand(argv: string[], hooks: ServeHooks = {}): Prom
   // Extensions [LC-5]: `--mcp NAME=URL` (repeatable, ≤ 8), `--mcp-allow-ip ADDR` (repeatable).
   const { values: allowRaw, rest: rest1 } = takeRepeated(rest0, "mcp-allow-ip");
   const { values: caRaw, rest: rest2 } = takeRepeated(rest1, "mcp-ca");
-  const { values: mcpRaw, rest } = takeRepeated(rest2, "mcp");
+  const { values: mcpRaw, rest: rest3 } = takeRepeated(rest2, "mcp");
   const extensions = parseExtensionFlags(mcpRaw, allowRaw, caRaw);
+  // External runners [LC-6]: `--acp-runner NAME=COMMAND`, `--acp-runner-env NAME=VAR`.
+  const { values: acpEnvRaw, rest: rest4 } = takeRepeated(rest3, "acp-runner-env");
+  const { values: acpRaw, rest } = takeRepeated(rest4, "acp-runner");
+  let acpRunners;
+  try {
+    acpRunners = parseRunnerFlags(acpRaw, acpEnvRaw, (k) => Deno.env.get(k));
+  } catch (err) {
+    if (err instanceof RunnerFlagError) throw new UsageError(err.message);
+    throw err;
+  }
   const a = parseArgs(rest, {
     flags: ["host", "port", "home", "ollama", "default-model", "max-window", "runner-user"],
   });
@@ -142,7 +153,7 @@ export async function serveCommand(argv: string[], hooks: ServeHooks = {}): Prom
   }
   ensurePrivateDir(home.root, ".runtime/control-plane");
   const log = createFileLogger({ path: `${home.root}/.runtime/control-plane/server.log` });
-  const app = createApp({ home, log, ollamaUrl, catalog, extensions, ...hooks });
+  const app = createApp({ home, log, ollamaUrl, catalog, extensions, acpRunners, ...hooks });
   reloadToken = () => app.gateway.reloadToken();
   const server = await startServer({
     hostname: host,

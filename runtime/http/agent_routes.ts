@@ -43,6 +43,8 @@ export const AgentPatchBody = z.object({
   max_tool_calls: z.number().int().min(0).max(WORKER_TOOL_CALLS_MAX).nullable().optional(),
   run_deadline_s: z.number().int().min(AGENT_RUN_DEADLINE_MIN_S).max(RUN_DEADLINE_MS / 1000)
     .nullable().optional(),
+  // The external ACP runner [LC-6]: a registered name (422 runner_unknown) or null (native).
+  runner: z.string().max(64).nullable().optional(),
 }).strict().refine((b) => Object.keys(b).length > 0, "empty patch");
 export type AgentPatchBody = z.infer<typeof AgentPatchBody>;
 
@@ -58,7 +60,12 @@ export function agentParam(ctx: Pick<RouteContext, "params">): string {
   return id;
 }
 
-export function agentRoutes(deps: { agents: AgentService; models?: ModelIdCheck }): ProductRoute[] {
+export function agentRoutes(deps: {
+  agents: AgentService;
+  models?: ModelIdCheck;
+  /** The registered ACP runners [LC-6]; absent ⇒ none. */
+  runners?: { has(name: string): boolean };
+}): ProductRoute[] {
   const { agents } = deps;
   return [
     {
@@ -96,6 +103,10 @@ export function agentRoutes(deps: { agents: AgentService; models?: ModelIdCheck 
         // Unknown or malformed ⇒ 422 model_unknown before anything is written [MB-14].
         if (typeof m === "string" && !(deps.models?.isKnown(m) ?? false)) {
           throw new AppError("model_unknown");
+        }
+        const r = ctx.body.runner;
+        if (typeof r === "string" && !(deps.runners?.has(r) ?? false)) {
+          throw new AppError("runner_unknown");
         }
         return reply(AgentResponse, { agent: agents.updateSettings(id, ctx.body) });
       },

@@ -82,8 +82,33 @@ export const AgentSchema = z.object({
   max_model_calls: z.number().int().nullable(),
   max_tool_calls: z.number().int().nullable(),
   run_deadline_s: z.number().int().nullable(),
+  /** The external ACP runner the Agent's Turns run on (null: native) [LC-6]. */
+  runner: z.string().nullable(),
 }).strict();
 export type AgentJson = z.infer<typeof AgentSchema>;
+
+/** GET /api/runners [LC-6]: names, argv and the NAMES of the runner's environment. */
+export const RunnersResponse = z.object({
+  runners: z.array(
+    z.object({
+      name: z.string(),
+      argv: z.array(z.string()),
+      env: z.array(z.string()),
+    }).strict(),
+  ),
+}).strict();
+
+/** One audit-lite row of an external runner's access [LC-6]. */
+export const RunnerAccessSchema = z.object({
+  id: z.string(),
+  runner: z.string(),
+  call_id: z.string().nullable(),
+  method: z.string(),
+  resource: z.string(),
+  decision: z.enum(["allowed", "approved", "denied", "refused", "expired"]),
+  code: z.string().nullable(),
+  created_at: z.number(),
+}).strict();
 
 export const AgentsResponse = z.object({ agents: z.array(AgentSchema) }).strict();
 export const AgentResponse = z.object({ agent: AgentSchema }).strict();
@@ -507,6 +532,8 @@ export const CapabilityAuditResponse = z.object({
     }).strict(),
   ),
   next_offset: z.number().int().nullable(),
+  /** Audit-lite rows of an external runner's accesses, oldest first (≤ 256) [LC-6]. */
+  runner_access: z.array(RunnerAccessSchema).optional(),
 }).strict();
 
 export const PendingPermissionSchema = z.object({

@@ -11,6 +11,10 @@
  * inspection never returns section bodies; after the plan left memory only
  * the validated `run.started` summary is returned.
  */
+import { listRunnerAccess } from "../store/runner_access_store.ts";
+
+/** Audit-lite rows of a runner shown with a Run's capability audit [LC-6]. */
+const RUNNER_ACCESS_SHOWN_MAX = 256;
 import { AppError } from "../errors.ts";
 import { createInspectionKey, inspectPlan, nextTurnProjection } from "../context/inspect.ts";
 import { validateJournal } from "../events/journal.ts";
@@ -164,10 +168,15 @@ export function createRunQueries(service: RunService) {
       const db = runs.stateDb(agentId);
       requireRun(db, runId);
       const rows = capabilityAudit(db, runId, offset, REPLAY_PAGE_MAX + 1);
+      // [LC-6] An external runner's accesses, with the first page only.
+      const access = offset === 0
+        ? listRunnerAccess(db, runId, RUNNER_ACCESS_SHOWN_MAX).map(({ run_id: _, ...r }) => r)
+        : [];
       return {
         run_id: runId,
         entries: rows.slice(0, REPLAY_PAGE_MAX),
         next_offset: rows.length > REPLAY_PAGE_MAX ? offset + REPLAY_PAGE_MAX : null,
+        ...(access.length > 0 ? { runner_access: access } : {}),
       };
     },
 

@@ -22,6 +22,7 @@
  *   every Run root is removed.
  */
 import type { McpPort, SkillPort } from "./turn_context.ts";
+import type { AcpService } from "../acp/service.ts";
 import type { AgentService } from "../agents/service.ts";
 import { isCommandInput } from "../protocol/command_input.ts";
 import { admit } from "../context/admission.ts";
@@ -78,6 +79,8 @@ export interface RunServiceOptions {
   mcp?: McpPort;
   /** Skills [LC-3]. @default none: no skill tools */
   skills?: SkillPort;
+  /** External ACP runners [LC-6]. @default none: every Agent runs natively */
+  acp?: AcpService;
 }
 
 export interface SubmitBody {
@@ -280,9 +283,23 @@ export function createRunService(opts: RunServiceOptions): RunService {
         },
       };
       modelsOfRuns.set(runId, modelId);
+      // [LC-6] An Agent bound to an external runner runs its Turn there, not in a Worker.
+      const runner = opts.acp ? opts.agents.requireUsable(agentId).runner ?? null : null;
       active.start(
         { agentId, conversationId, runId },
-        (run, runHooks) => executeRun(execution, run, runHooks, recorder, admitted),
+        (run, runHooks) =>
+          runner !== null && opts.acp
+            ? opts.acp.execute(run, runHooks, recorder, {
+              runner,
+              workspaceDir: workspaceDir(agentId),
+              message: body.message,
+              history: p.history,
+              db: p.db,
+              deadline: admitted.deadline,
+              approvals: admitted.approvals,
+              toolset: p.toolset,
+            }, execution.abort)
+            : executeRun(execution, run, runHooks, recorder, admitted),
         () => {
           modelsOfRuns.delete(runId);
           admission.release();
@@ -322,11 +339,13 @@ export function createRunService(opts: RunServiceOptions): RunService {
       // lifted the fence meanwhile) only the Runs cancelled here go, never newer ones.
       if (reason === "delete") hub.dropAgent(agentId);
       else hub.dropRuns(mine);
+      await opts.acp?.dropAgent(agentId);
     },
     modelInUse: (modelId: string) => [...modelsOfRuns.values()].includes(modelId),
     async shutdown() {
       shuttingDown = true;
       await active.abortAll("shutdown", SHUTDOWN_GRACE_MS);
+      await opts.acp?.close();
     },
     recover: () => recoverRuns({ home: opts.home, agents: opts.agents, log: opts.log, now }),
     approvalDecided(agentId, id, decision) {

@@ -42,6 +42,8 @@ export interface AgentRow {
   max_model_calls?: number | null;
   max_tool_calls?: number | null;
   run_deadline_s?: number | null;
+  /** The external ACP runner the Agent's Turns run on; null ⇒ native [LC-6]. */
+  runner?: string | null;
 }
 
 export interface AuditRow {
@@ -55,7 +57,7 @@ export interface AuditRow {
 
 const COLUMNS =
   "id, name, state, generation, pending_generation, is_system, created_at, updated_at, " +
-  "default_model_id, reasoning, max_model_calls, max_tool_calls, run_deadline_s";
+  "default_model_id, reasoning, max_model_calls, max_tool_calls, run_deadline_s, runner";
 
 export function getAgent(db: DatabaseSync, id: string): AgentRow | null {
   const row = db.prepare(`SELECT ${COLUMNS} FROM agents WHERE id = ?`).get(id);
@@ -201,6 +203,7 @@ export interface AgentSettingsPatch {
   max_model_calls?: number | null;
   max_tool_calls?: number | null;
   run_deadline_s?: number | null;
+  runner?: string | null;
 }
 
 /**
@@ -222,7 +225,7 @@ export function updateAgentSettings(
       args.push(p.default_model_id);
     }
     if (p.reasoning !== undefined) (sets.push("reasoning = ?"), args.push(p.reasoning ? 1 : 0));
-    for (const k of ["max_model_calls", "max_tool_calls", "run_deadline_s"] as const) {
+    for (const k of ["max_model_calls", "max_tool_calls", "run_deadline_s", "runner"] as const) {
       const v = p[k];
       if (v !== undefined) (sets.push(`${k} = ?`), args.push(v));
     }

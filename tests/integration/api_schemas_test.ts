@@ -110,6 +110,8 @@ Deno.test("every API response of a real server matches its route's shared schema
     assertEquals((await call("DELETE", "/api/extensions/nope")).status, 404);
     assertEquals((await call("GET", `${A}/extensions`)).status, 200);
     assertEquals((await call("PUT", `${A}/extensions`, { enabled: [] })).status, 200);
+    // external ACP runners [LC-6] (none registered here)
+    assertEquals((await call("GET", "/api/runners")).status, 200);
 
     // skills [LC-3]: a refused install (the error envelope), then a real one checked by hand
     assertEquals((await call("POST", `${A}/skills`, {})).status, 422);
