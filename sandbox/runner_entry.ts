@@ -16,7 +16,8 @@
  *   /proc) → run the job → `runner.done`.
  *
  * A command job runs through `runner_exec.ts` (a tiny helper that arms its
- * own parent-death SIGKILL, points stdin at /dev/null and execve's the
+ * own parent-death SIGKILL, points stdin at /dev/null (or the job's stdin
+ * bytes, then EOF: a skill's arguments [LC-3]) and execve's the
  * program): with a PID namespace the program is its init, so when it ends —
  * or the runner dies — the kernel kills every process in it. Stage 2 then
  * sweeps (`kill(-1, SIGKILL)`: Landlock's signal scope limits it to this
