@@ -10,6 +10,10 @@ import { html } from "htm/preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { Icon } from "./Icon.ts";
 import { TurnView } from "./TurnView.ts";
+import { BranchNav } from "./TurnHistory.ts";
+import { RewindDialog } from "./RewindDialog.ts";
+import { groupAt } from "./lib/branching.ts";
+import type { HistoryActions } from "./lib/use_history_actions.ts";
 import { isNearBottom } from "./lib/format.ts";
 import { describeError } from "./lib/messages.ts";
 import type { RunView } from "./lib/run_store.ts";
@@ -37,6 +41,8 @@ export interface ChatViewProps {
   onReconnect(runId: string): void;
   onRetry(message: string): void;
   onDetails(runId: string): void;
+  /** Edit, regenerate, branch navigation and rewind [UI-8, TL-11]. */
+  history?: HistoryActions;
 }
 
 export function ChatView(p: ChatViewProps) {
@@ -57,6 +63,19 @@ export function ChatView(p: ChatViewProps) {
   const prepending = useRef(false);
 
   const lastTurn = p.turns.at(-1)?.id ?? null;
+  const h = p.history;
+  const busy = p.turns.some((t) => t.state === "running");
+  // A branch with no Turn of its own yet (just rewound or branched): its ‹ i/n › at the end.
+  const pendingGroup = h?.groups.find((g) => g.anchor_turn_id === null) ?? null;
+  const historyOf = (t: Turn) =>
+    h && {
+      group: groupAt(h.groups, t.id),
+      busy,
+      onEdit: h.onEdit,
+      onRegenerate: h.onRegenerate,
+      onRewind: h.onRewind,
+      onNavigate: h.onNavigate,
+    };
   // Opening a Conversation, or a new Turn at the end (the operator sent), follows the bottom.
   useEffect(() => setFollowing(true), [p.conversationId, lastTurn]);
 
@@ -147,11 +166,21 @@ export function ChatView(p: ChatViewProps) {
                 renderer=${p.renderer} awaitingApproval=${t.runId !== null &&
                   p.awaitingRuns.has(t.runId)}
                 onStop=${p.onStop} onReconnect=${p.onReconnect} onRetry=${p.onRetry}
-                onDetails=${p.onDetails} />
+                onDetails=${p.onDetails} history=${historyOf(t)} />
             `
           )}
+          ${pendingGroup && h && html`
+            <div class="user-tools" data-testid="branch-pending">
+              <span class="muted">A new branch: send a message to continue it.</span>
+              <${BranchNav} group=${pendingGroup} onNavigate=${h.onNavigate} />
+            </div>
+          `}
         </div>
       </div>
+      ${h?.rewinding && html`
+        <${RewindDialog} state=${h.rewinding} onConfirm=${h.onConfirmRewind}
+          onClose=${h.onCloseRewind} />
+      `}
       ${!following && html`
         <button type="button" class="back-to-latest" data-testid="back-to-latest"
           onClick=${backToLatest} aria-label="Back to latest message">

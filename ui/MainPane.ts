@@ -10,6 +10,7 @@ import { ChatView } from "./ChatView.ts";
 import { Composer, type ComposerProps } from "./Composer.ts";
 import { EmptyMain } from "./EmptyMain.ts";
 import type { ConversationState } from "./lib/use_conversation.ts";
+import type { HistoryActions } from "./lib/use_history_actions.ts";
 import type { RunView } from "./lib/run_store.ts";
 import type { MarkdownRenderer } from "./lib/sanitize.ts";
 import type { EventEnvelope, PendingPermission } from "./lib/types.ts";
@@ -32,6 +33,8 @@ export interface MainPaneProps {
   onReconnect(runId: string): void;
   onRetry(message: string): void;
   onDetails(runId: string): void;
+  /** Edit, regenerate, branch navigation and rewind [UI-8, TL-11]. */
+  history?: HistoryActions;
 }
 
 export function MainPane(p: MainPaneProps) {
@@ -52,7 +55,7 @@ export function MainPane(p: MainPaneProps) {
       hasOlder=${p.conversation.hasOlder} loadingOlder=${p.conversation.loadingOlder}
       runs=${p.runs} records=${p.records} renderer=${p.renderer} awaitingRuns=${awaiting}
       onLoadOlder=${p.conversation.loadOlder} onStop=${p.onStop} onReconnect=${p.onReconnect}
-      onRetry=${p.onRetry} onDetails=${p.onDetails} />
+      onRetry=${p.onRetry} onDetails=${p.onDetails} history=${p.history} />
     <${ApprovalList} permissions=${p.approvals} onDecide=${p.onDecide} />
     ${composer}
   `;

@@ -13,6 +13,7 @@ import { useMemo } from "preact/hooks";
 import { Icon } from "./Icon.ts";
 import { LiveMarkdown, MarkdownView } from "./MarkdownView.ts";
 import { ToolCard } from "./ToolCard.ts";
+import { type TurnHistoryProps, TurnMenu, UserMessage } from "./TurnHistory.ts";
 import { type AnswerSegment, answerSegments } from "./lib/answer_blocks.ts";
 import { ReasoningBlock } from "./ReasoningBlock.ts";
 import { fmtDuration, turnDuration } from "./lib/format.ts";
@@ -35,6 +36,8 @@ export interface TurnViewProps {
   onReconnect(runId: string): void;
   onRetry(message: string): void;
   onDetails(runId: string): void;
+  /** Edit, regenerate, ‹ i/n › and rewind [UI-8, TL-11]; absent ⇒ none shown. */
+  history?: TurnHistoryProps;
 }
 
 const STATE_LABEL: Record<string, string> = {
@@ -90,9 +93,7 @@ export function TurnView(p: TurnViewProps) {
   const answeredBy = journal.find((e) => e.kind === "run.started")?.payload.model_id;
   return html`
     <article class="turn" data-testid="turn" data-state=${turn.state} data-turn-id=${turn.id}>
-      <div class="msg msg-user">
-        <div class="msg-bubble" data-testid="user-message">${turn.userMessage}</div>
-      </div>
+      <${UserMessage} turn=${turn} history=${p.history} />
       <div class="msg msg-assistant">
         <div class="avatar" aria-hidden="true">
           <${Icon} name="bot" />
@@ -179,6 +180,12 @@ export function TurnView(p: TurnViewProps) {
                 html`<span class="muted">${fmtDuration(turnDuration(turn))}</span>`}
               ${typeof answeredBy === "string" &&
                 html`<span class="muted" data-testid="turn-model">${answeredBy}</span>`}
+              ${p.history && html`<${TurnMenu} turn=${turn} history=${p.history} />`}
+            </div>
+          `}
+          ${!turn.runId && !running && p.history && html`
+            <div class="turn-foot">
+              <${TurnMenu} turn=${turn} history=${p.history} />
             </div>
           `}
         </div>

@@ -26,6 +26,7 @@ import { autoTitle, DEFAULT_TITLE } from "./lib/format.ts";
 import { agentActions, conversationActions, type DialogRequest } from "./lib/management.ts";
 import { describeError } from "./lib/messages.ts";
 import { admittedTurn, effectAction, runBody } from "./lib/commands.ts";
+import { useHistoryActions } from "./lib/use_history_actions.ts";
 import { resolveCommandInput } from "./lib/command_input.ts";
 import { pausedUntil } from "./lib/model_pause.ts";
 import type { RunView } from "./lib/run_store.ts";
@@ -296,6 +297,21 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
     setNavOpen(false);
   };
 
+  // [UI-8, TL-11] edit/regenerate branch before a Turn and send there; rewind; ‹ i/n ›.
+  const history = useHistoryActions({
+    request,
+    agentId,
+    convId,
+    turns: conversation.turns,
+    send: async (conv, text) => {
+      if (!agentId) return;
+      const { runId } = await api.startRun(agentId, conv, runBody(text, prefs));
+      runs.watch(agentId, conv, runId);
+    },
+    open: (conv) => agentId ? loadConversations(agentId, conv) : Promise.resolve(),
+    fail,
+  });
+
   const agent = agents.find((a) => a.id === agentId) ?? null;
   const mgmt = {
     api,
@@ -357,7 +373,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
           onDecide=${approvals.decide}
           onStop=${stop} onReconnect=${(runId: string) =>
             agentId && convId && runs.watch(agentId, convId, runId)}
-          onRetry=${retry} onDetails=${openDetails} composer=${{
+          onRetry=${retry} onDetails=${openDetails} history=${history} composer=${{
             conversationOpen: convId !== null,
             focusTick,
             draft: prefs.draft,

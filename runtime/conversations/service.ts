@@ -114,8 +114,10 @@ export function toTurnView(row: TurnRow): TurnView {
   };
 }
 
+const BRANCH_SUFFIX = " (branch)";
+
 export function branchTitle(title: string): string {
-  const suffix = " (branch)";
+  const suffix = BRANCH_SUFFIX;
   return Array.from(title).slice(0, CONVERSATION_TITLE_MAX_CHARS - suffix.length).join("") +
     suffix;
 }
@@ -243,7 +245,8 @@ export function createConversationService(opts: ConversationServiceOptions) {
         sourceId: conversationId,
         beforeTurnId: turnId,
         newId: id,
-        title: branchTitle(source.title),
+        // Alternatives of alternatives keep one suffix, not "(branch) (branch)".
+        title: source.title.endsWith(BRANCH_SUFFIX) ? source.title : branchTitle(source.title),
         now: now(),
       }, CONVERSATIONS_PER_AGENT_MAX);
       if (r.result === "turn_missing") throw new AppError("turn_not_found");
