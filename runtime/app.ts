@@ -4,7 +4,7 @@
  * explicitly (no module singletons) so tests can build an App on a temp home.
  */
 import { REGISTRY_MIGRATIONS } from "../migrations/registry/index.ts";
-import { ensureHomeSkeleton, type HomeLayout } from "./home.ts";
+import { agentDataRel, ensureHomeSkeleton, type HomeLayout } from "./home.ts";
 import type { Logger } from "./log.ts";
 import { authRoutes } from "./http/auth_routes.ts";
 import { createAgentDbPool } from "./agents/db_pool.ts";
@@ -40,6 +40,8 @@ import { runRoutes } from "./http/run_routes.ts";
 import { changeRoutes } from "./http/change_routes.ts";
 import { workspaceRoutes } from "./http/workspace_routes.ts";
 import { runCommand } from "./exec/runner.ts";
+import { TaskManager } from "./tasks/task_manager.ts";
+import { taskRoutes } from "./http/task_routes.ts";
 import { createExtensionService, type ExtensionService } from "./extensions/service.ts";
 import { extensionRoutes } from "./http/extension_routes.ts";
 import { createSkillService, type SkillService } from "./skills/service.ts";
@@ -61,6 +63,8 @@ export interface AppOptions {
   faults?: FaultInjector;
   /** Test-only Run hooks (only the test entry passes any). @default NO_RUN_TEST_HOOKS */
   runTestHooks?: RunTestHooks;
+  /** Test entry only: a shorter background-Task wall limit (≤ TASK_WALL_MAX_MS) [EX-6]. */
+  taskWallMs?: number | null;
   /** `--model` (repeatable), `--default-model`, `--max-window` [MB-10]. */
   catalog?: Omit<CatalogOptions, "ollamaUrl" | "timeouts">;
   /** `--mcp NAME=URL` servers and `--mcp-allow-ip` literals [LC-5]. @default none */
@@ -142,6 +146,16 @@ export function createApp(opts: AppOptions): App {
     },
   });
   const acp = createAcpService({ runners: opts.acpRunners ?? [], log: opts.log });
+  // [EX-6] Background Tasks: the server's, not a Run's; left-over ones become interrupted.
+  const tasks = new TaskManager({
+    root: opts.home.root,
+    db: (id) => (agents.requireUsable(id), agentDbs.get(id)),
+    workspaceDir: (id) => `${opts.home.root}/${agentDataRel(id)}/workspace`,
+    runner: { runCommand, runBoundedBash, runRuntimeCompile },
+    log: opts.log,
+    wallMs: opts.taskWallMs ?? null,
+  });
+  tasks.recover(agents.list().filter((a) => a.state === "active").map((a) => a.id));
   const runs = createRunService({
     home: opts.home,
     agents,
@@ -152,8 +166,14 @@ export function createApp(opts: AppOptions): App {
     mcp: extensions,
     skills,
     acp,
+    tasks,
   });
-  agents.attachRunControl({ cancelAgentWork: (id, why) => runs.cancelAgentWork(id, why) });
+  agents.attachRunControl({
+    cancelAgentWork: async (id, why) => {
+      await tasks.cancelAgent(id);
+      await runs.cancelAgentWork(id, why);
+    },
+  });
   // [CV-6] Runs left running by a previous process become interrupted before serving.
   runs.recover();
   const runQueries = createRunQueries(runs);
@@ -179,6 +199,7 @@ export function createApp(opts: AppOptions): App {
     ...workspaceRoutes({ agents, home: opts.home }),
     ...extensionRoutes({ extensions, agents }),
     ...skillRoutes({ skills }),
+    ...taskRoutes({ tasks }),
   ];
   // Slash commands [SC-1]: read-only ports plus cancel; never a Turn or a model call.
   const commandPorts = createCommandPorts({
@@ -205,6 +226,7 @@ export function createApp(opts: AppOptions): App {
     async close() {
       await runs.shutdown();
       await acp.close();
+      await tasks.shutdown();
       await pulls.close();
       await model.close();
       agentDbs.closeAll();

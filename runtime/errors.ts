@@ -187,6 +187,22 @@ const TABLE = {
   },
   change_set_not_found: { status: 404, message: "No change set for this run or path." },
   change_set_too_large: { status: 413, message: "The change set exceeds its bounds." },
+  // background Tasks [EX-6]
+  task_not_found: { status: 404, message: "Task not found." },
+  task_limit: {
+    status: 409,
+    message: "This agent already has 2 background tasks running; wait for one to finish.",
+  },
+  tasks_busy: {
+    status: 409,
+    message: "The server already runs 4 background tasks; try again later.",
+    retryable: true,
+  },
+  task_not_active: { status: 409, message: "The task is not running." },
+  task_running: {
+    status: 409,
+    message: "The task is still running; its change set comes at its end.",
+  },
 
   // slash commands [SC]
   command_invalid: { status: 422, message: "Invalid command input." },

@@ -356,6 +356,30 @@ export const EXEC_RECORD_MAX_BYTES = 512 * KiB;
 /** Runs whose exec records (command output, change sets, diffs) an Agent keeps. */
 export const EXEC_RECORDS_RUNS_RETAINED = 32;
 
+// ── Background Tasks [EX-6] ─────────────────────────────────────────────────
+/** Active (running) Tasks per Agent; a third is refused `task_limit`. */
+export const TASKS_ACTIVE_PER_AGENT_MAX = 2;
+/** Active Tasks in the whole server (separate from the 2 foreground commands); else `tasks_busy`. */
+export const TASKS_ACTIVE_SERVER_MAX = 4;
+/** A Task's wall-clock limit (its `timeout_s` may only lower it). */
+export const TASK_WALL_MAX_MS = 30 * 60 * 1000;
+/** Output spooled to the Task root; beyond it the tail is kept (and the cut said). */
+export const TASK_OUTPUT_MAX_BYTES = 1 * MiB;
+/** What a spool keeps when it overflows (then it grows to TASK_OUTPUT_MAX_BYTES again). */
+export const TASK_OUTPUT_TRIM_TO_BYTES = 768 * KiB;
+/** Finished Tasks an Agent keeps (newest first); older ones go with their roots. */
+export const TASKS_RETAINED_PER_AGENT = 128;
+/** A finished Task is kept this long at most. */
+export const TASK_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+/** Finished Tasks per Agent whose scratch copy (their change set) is kept for exec/apply. */
+export const TASK_SCRATCHES_KEPT_PER_AGENT = 8;
+/** Tasks one list request returns (newest first; the retention bound). */
+export const TASKS_LIST_MAX = TASKS_RETAINED_PER_AGENT + TASKS_ACTIVE_PER_AGENT_MAX;
+/** Output tail a Task's API row carries (the whole spool is the task/output tool's and route's). */
+export const TASK_ROW_TAIL_BYTES = 4 * KiB;
+/** Output tail the Task route returns in full (the spool bound). */
+export const TASK_ROUTE_TAIL_BYTES = 64 * KiB;
+
 // ── Extensions (MCP) [LC-5] ─────────────────────────────────────────────────
 export const MCP_SERVERS_MAX = 8;
 export const MCP_TOOLS_PER_SERVER_MAX = 32;

@@ -634,7 +634,7 @@ async function runCommandJob(
   })();
   void control;
 
-  let liveLeft = RUNNER_LIVE_OUTPUT_MAX_BYTES;
+  let liveLeft = job.live_max_bytes ?? RUNNER_LIVE_OUTPUT_MAX_BYTES;
   const pending: Record<"stdout" | "stderr", Uint8Array[]> = { stdout: [], stderr: [] };
   const flush = async () => {
     for (const stream of ["stdout", "stderr"] as const) {

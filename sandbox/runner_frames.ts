@@ -21,6 +21,7 @@ import {
   COMPILE_DIAGNOSTICS_MAX_BYTES,
   RUNNER_STDIN_MAX_BYTES,
   RUNNER_STREAM_HALF_BYTES,
+  TASK_WALL_MAX_MS,
 } from "../runtime/limits.ts";
 
 const V = z.literal(IPC_PROTOCOL_VERSION);
@@ -42,9 +43,12 @@ export const CommandJobSchema = z.object({
   /** Relative to the scratch root as the runner sees it; "" = the root. */
   cwd: z.string().max(1024),
   env: EnvSchema,
-  timeout_ms: z.number().int().min(1).max(10 * 60 * 1000),
   /** Bytes for the program's stdin (base64; skills [LC-3]); absent ⇒ /dev/null. */
   stdin: b64(RUNNER_STDIN_MAX_BYTES).optional(),
+  /** ≤ 120 s for a command; a background Task [EX-6] up to TASK_WALL_MAX_MS. */
+  timeout_ms: z.number().int().min(1).max(TASK_WALL_MAX_MS),
+  /** Live output budget; absent: RUNNER_LIVE_OUTPUT_MAX_BYTES. A Task's output is spooled whole. */
+  live_max_bytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 }).strict();
 export type CommandJob = z.infer<typeof CommandJobSchema>;
 

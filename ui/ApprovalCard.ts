@@ -29,7 +29,9 @@ export function ApprovalCard({ permission, onDecide }: ApprovalCardProps) {
   return html`
     <section class="approval" data-testid="approval" aria-label=${`Approval for ${permission.tool}`}>
       <header><strong>Approval needed</strong> <code class="pill">${permission.tool}</code></header>
-      ${permission.tool === "exec/apply" && permission.runId && agentId
+      ${permission.tool === "exec/apply" && permission.runId && agentId &&
+          // A background Task's change set is not the Run's: its preview says so [EX-6].
+          !/^Apply \d+ path\(s\) of the change set of Task /.test(permission.preview)
         // The whole change set, every path and diff, not only the bounded preview [EX-5].
         ? html`<${ChangeSetView} agentId=${agentId} runId=${permission.runId} callId=${null} />`
         : permission.preview && html`<${DiffText} text=${permission.preview} />`}

@@ -9,6 +9,7 @@ import m0006 from "./0006_search.sql" with { type: "text" };
 import m0007 from "./0007_skills.sql" with { type: "text" };
 import m0008 from "./0008_checkpoints.sql" with { type: "text" };
 import m0009 from "./0009_runner_access.sql" with { type: "text" };
+import m0010 from "./0010_tasks.sql" with { type: "text" };
 
 export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 1, sql: m0001 },
@@ -20,4 +21,5 @@ export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 7, sql: m0007 },
   { version: 8, sql: m0008 },
   { version: 9, sql: m0009 },
+  { version: 10, sql: m0010 },
 ];

@@ -19,7 +19,7 @@ import { parseArgs, UsageError } from "../argv.ts";
 import { configureSandboxUser, DEFAULT_SANDBOX_USER } from "../../sandbox/identity.ts";
 
 /** Test-only hooks handed to the App; the shipped entry (main.ts) passes none. */
-export type ServeHooks = Pick<AppOptions, "faults" | "runTestHooks">;
+export type ServeHooks = Pick<AppOptions, "faults" | "runTestHooks" | "taskWallMs">;
 
 /** Pulls every `--name value` / `--name=value` out of argv (a repeatable flag). */
 export function takeRepeated(

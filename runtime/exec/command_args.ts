@@ -19,6 +19,7 @@ import {
   COMMAND_TIMEOUT_DEFAULT_S,
   COMMAND_TIMEOUT_MAX_S,
   COMMAND_TIMEOUT_MIN_S,
+  TASK_WALL_MAX_MS,
 } from "../limits.ts";
 import { utf8Bytes } from "../protocol/digest.ts";
 import { canonicalDirPath } from "../tools/path.ts";
@@ -35,6 +36,8 @@ export interface CommandRequest {
   /** The canonical cwd string ("." for the root), as shown to the operator. */
   cwdPath: string;
   timeoutS: number;
+  /** `background: true`: the command becomes a Task of the Agent [EX-6]. */
+  background: boolean;
 }
 
 export type CommandCheck = { ok: true; request: CommandRequest } | { ok: false; code: ErrorCode };
@@ -103,10 +106,13 @@ export function checkCommandArgs(
   const bad = checkArgv(args.argv);
   if (bad !== null) return { ok: false, code: bad };
   const argv = [...args.argv as string[]];
-  const t = args.timeout_s ?? COMMAND_TIMEOUT_DEFAULT_S;
+  const bg = args.background ?? false;
+  if (typeof bg !== "boolean") return { ok: false, code: "tool_invalid_arguments" };
+  // A background Task's wall is ≤ 30 min (default all of it); a command's ≤ 120 s [EX-6].
+  const maxS = bg ? TASK_WALL_MAX_MS / 1000 : COMMAND_TIMEOUT_MAX_S;
+  const t = args.timeout_s ?? (bg ? maxS : COMMAND_TIMEOUT_DEFAULT_S);
   if (
-    typeof t !== "number" || !Number.isInteger(t) || t < COMMAND_TIMEOUT_MIN_S ||
-    t > COMMAND_TIMEOUT_MAX_S
+    typeof t !== "number" || !Number.isInteger(t) || t < COMMAND_TIMEOUT_MIN_S || t > maxS
   ) return { ok: false, code: "tool_invalid_arguments" };
   const cwd = canonicalDirPath(args.cwd);
   if (!cwd.ok) return { ok: false, code: "exec_cwd_invalid" };
@@ -114,6 +120,13 @@ export function checkCommandArgs(
   if (program === null) return { ok: false, code: "exec_unknown_program" };
   return {
     ok: true,
-    request: { argv, program, cwd: cwd.components, cwdPath: cwd.path, timeoutS: t },
+    request: {
+      argv,
+      program,
+      cwd: cwd.components,
+      cwdPath: cwd.path,
+      timeoutS: t,
+      background: bg,
+    },
   };
 }

@@ -23,6 +23,7 @@ import { previewOf } from "../tools/mutation_plan.ts";
 import { checkCommandArgs } from "./command_args.ts";
 import type { ExecResult, RunExec } from "./run_exec.ts";
 import type { OutputDelta } from "./runner_types.ts";
+import type { RunTasks } from "../tasks/task_manager.ts";
 
 /** The exec tools and their executor identities (operation ledger). */
 export const EXEC_TOOL_EXECUTORS: Readonly<Record<string, string>> = Object.freeze({
@@ -43,6 +44,8 @@ export interface ExecCallContext {
   callId: string;
   signal: AbortSignal;
   emit(d: OutputDelta): void;
+  /** The Agent's background Tasks [EX-6]; absent ⇒ `background: true` is `tool_denied`. */
+  tasks?: RunTasks;
 }
 
 /** Shell-like quoting for the preview only (nothing is ever run through a shell). */
@@ -60,6 +63,31 @@ export function prepareExecTool(
     const r = checkCommandArgs(args);
     if (!r.ok) return r;
     const req = r.request;
+    if (req.background) {
+      // [EX-6] A background Task: refused before the approval when it could not start.
+      const tasks = c.tasks;
+      if (!tasks) return { ok: false, code: "tool_denied" };
+      const refused = tasks.refusal();
+      if (refused !== null) return { ok: false, code: refused };
+      const preview = previewOf(
+        `$ ${req.argv.map(quoteArg).join(" ")}\ncwd: ${req.cwdPath}\n` +
+          `timeout: ${req.timeoutS} s (background Task)\n` +
+          "Runs in the background as a Task of the Agent, on its own scratch copy of the " +
+          "workspace; it goes on after this answer. Its changes come back as a change set.\n",
+      );
+      return {
+        ok: true,
+        gated: {
+          preview,
+          planDigest: domainDigest(
+            "agent-builder/exec-command/v1",
+            canonicalJson([c.callId, req.argv, req.cwdPath, req.timeoutS, "background"]),
+          ),
+          executor: EXEC_TOOL_EXECUTORS["exec/command"],
+          commit: () => Promise.resolve(tasks.start(c.callId, req)),
+        },
+      };
+    }
     const preview = previewOf(
       `$ ${req.argv.map(quoteArg).join(" ")}\ncwd: ${req.cwdPath}\ntimeout: ${req.timeoutS} s\n` +
         "Runs on a scratch copy of the workspace; its changes come back as a change set.\n",
@@ -79,7 +107,17 @@ export function prepareExecTool(
   }
   if (toolId === "exec/apply") {
     const paths = args.paths;
-    const p = exec.prepareApply(Array.isArray(paths) ? paths : undefined);
+    // [EX-6] `task_id`: a finished background Task's change set, applied the same way.
+    let source = exec;
+    let origin = "";
+    if (args.task_id !== undefined) {
+      const t = c.tasks?.execOf(args.task_id) ??
+        { ok: false as const, code: "tool_denied" as const };
+      if (!t.ok) return t;
+      source = t.exec;
+      origin = `Task ${args.task_id} `;
+    }
+    const p = source.prepareApply(Array.isArray(paths) ? paths : undefined);
     if (!p.ok) return p;
     const plan = p.plan;
     const sign = { added: "A", modified: "M", deleted: "D" } as const;
@@ -87,9 +125,9 @@ export function prepareExecTool(
       `${sign[e.kind]} ${e.path}${e.note ? ` (${e.note.replaceAll("_", " ")})` : ""}`
     );
     for (const u of plan.unknown) lines.push(`? ${u} (not in the change set)`);
-    const diffs = plan.entries.map((e) => exec.diffOf(e.path)).filter((d) => d !== null);
+    const diffs = plan.entries.map((e) => source.diffOf(e.path)).filter((d) => d !== null);
     const preview = previewOf(
-      `Apply ${plan.entries.length} path(s) of the change set of ${plan.command_call_id}:\n` +
+      `Apply ${plan.entries.length} path(s) of the change set of ${origin}${plan.command_call_id}:\n` +
         lines.join("\n") + "\n\n" + diffs.join(""),
     );
     return {
@@ -98,7 +136,7 @@ export function prepareExecTool(
         preview,
         planDigest: plan.digest,
         executor: EXEC_TOOL_EXECUTORS["exec/apply"],
-        commit: () => Promise.resolve(exec.commitApply(plan, c.callId)),
+        commit: () => Promise.resolve(source.commitApply(plan, c.callId)),
       },
     };
   }

@@ -77,6 +77,14 @@ export interface RunExecOptions {
   now?: () => number;
   /** Kept checkpoint bytes per Agent [TL-11]. @default CHECKPOINT_AGENT_MAX_BYTES */
   checkpointMaxBytes?: number;
+  /**
+   * Whether records go to `exec_records` under `runId` (a Run's). A background Task's
+   * RunExec keeps none there: its Task row holds the result and the change-set summary
+   * [EX-6]. @default true
+   */
+  record?: boolean;
+  /** Extra runner options (a Task's: background). */
+  background?: boolean;
 }
 
 export type ExecResult = { ok: true; text: string } | { ok: false; code: ErrorCode };
@@ -96,6 +104,7 @@ export class RunExec {
   #scratch: ScratchCopy | null = null;
   #latest: { callId: string; set: ChangeSet } | null = null;
   #seq = 0;
+  #lastCommand: CommandResult | null = null;
 
   constructor(o: RunExecOptions) {
     this.#o = o;
@@ -140,11 +149,13 @@ export class RunExec {
         runKey: `${this.#o.agentId}/${this.#o.runId}`,
         signal,
         onOutput: emit,
+        ...(this.#o.background ? { background: true } : {}),
       });
     } catch (err) {
       if (err instanceof AppError) return { ok: false, code: err.code };
       throw err;
     }
+    this.#lastCommand = r;
     const ws = openWorkspaceRoot(this.#o.workspaceDir);
     if (!ws.ok) return ws;
     let set: ChangeSet;
@@ -179,15 +190,17 @@ export class RunExec {
       },
       change_set: changeSetSummary(set),
     };
-    insertExecRecord(this.#o.db, {
-      runId: this.#o.runId,
-      callId,
-      seq: ++this.#seq,
-      kind: "command",
-      body: recordBody(record),
-      diffs: set.diffs,
-      now: (this.#o.now ?? Date.now)(),
-    });
+    if (this.#o.record !== false) {
+      insertExecRecord(this.#o.db, {
+        runId: this.#o.runId,
+        callId,
+        seq: ++this.#seq,
+        kind: "command",
+        body: recordBody(record),
+        diffs: set.diffs,
+        now: (this.#o.now ?? Date.now)(),
+      });
+    }
     return { ok: true, text: modelResult(r, set) };
   }
 
@@ -259,6 +272,16 @@ export class RunExec {
     };
   }
 
+  /** The latest command's runner result (a Task's outcome) [EX-6]. */
+  get lastCommand(): CommandResult | null {
+    return this.#lastCommand;
+  }
+
+  /** The latest change set's summary (no diff text), or null before any command. */
+  latestSummary(): ReturnType<typeof changeSetSummary> | null {
+    return this.#latest === null ? null : changeSetSummary(this.#latest.set);
+  }
+
   /** The full diff of a planned path (for the approval preview). */
   diffOf(path: string): string | null {
     return this.#latest?.set.diffs.get(path) ?? null;
@@ -312,19 +335,21 @@ export class RunExec {
       kind: o.ok ? o.kind : null,
       outcome: o.ok ? "applied" : o.code,
     }));
-    insertExecRecord(this.#o.db, {
-      runId: this.#o.runId,
-      callId,
-      seq: ++this.#seq,
-      kind: "apply",
-      body: canonicalJson({
-        command_call_id: plan.command_call_id,
-        change_set_digest: plan.change_set_digest,
-        results,
-      }),
-      diffs: new Map(),
-      now: (this.#o.now ?? Date.now)(),
-    });
+    if (this.#o.record !== false) {
+      insertExecRecord(this.#o.db, {
+        runId: this.#o.runId,
+        callId,
+        seq: ++this.#seq,
+        kind: "apply",
+        body: canonicalJson({
+          command_call_id: plan.command_call_id,
+          change_set_digest: plan.change_set_digest,
+          results,
+        }),
+        diffs: new Map(),
+        now: (this.#o.now ?? Date.now)(),
+      });
+    }
     const applied = results.filter((r) => r.outcome === "applied").length;
     return { ok: true, text: fitList(applied, results) };
   }

@@ -32,6 +32,8 @@ import {
   COMMANDS_ACTIVE_MAX,
   RUNNER_READY_TIMEOUT_MS,
   RUNNER_RELEASE_TIMEOUT_MS,
+  TASK_WALL_MAX_MS,
+  TASKS_ACTIVE_SERVER_MAX,
 } from "../limits.ts";
 import {
   type AttestationFrame,
@@ -111,7 +113,12 @@ function invalid(detail: string): never {
 }
 
 /** argv, cwd and timeout bounds [EX-2]; returns the normalised cwd ("" = root). */
-export function validateCommand(argv: readonly string[], cwd: string, timeoutS: number): string {
+export function validateCommand(
+  argv: readonly string[],
+  cwd: string,
+  timeoutS: number,
+  maxTimeoutS: number = COMMAND_TIMEOUT_MAX_S,
+): string {
   if (!Array.isArray(argv) || argv.length < 1 || argv.length > COMMAND_ARGV_MAX_ITEMS) {
     invalid("argv must have 1..64 items");
   }
@@ -126,7 +133,7 @@ export function validateCommand(argv: readonly string[], cwd: string, timeoutS: 
   if (argv[0] === "") invalid("empty program");
   if (
     !Number.isInteger(timeoutS) || timeoutS < COMMAND_TIMEOUT_MIN_S ||
-    timeoutS > COMMAND_TIMEOUT_MAX_S
+    timeoutS > maxTimeoutS
   ) invalid("timeout_s out of range");
   if (typeof cwd !== "string" || cwd.includes("\0") || cwd.startsWith("/")) invalid("bad cwd");
   const parts = cwd.split("/").filter((p) => p !== "" && p !== ".");
@@ -207,6 +214,18 @@ export async function acquireCommandSlot(
     active.delete(key);
     wake();
   };
+}
+
+/** Background Tasks [EX-6]: their own server-wide pool, separate from the foreground slots. */
+const background = new Set<string>();
+
+/** Takes a background slot for `key` at once, or `tasks_busy` (a Task never waits). */
+export function acquireBackgroundSlot(key: string): () => void {
+  if (background.has(key) || background.size >= TASKS_ACTIVE_SERVER_MAX) {
+    throw new AppError("tasks_busy", "no background slot");
+  }
+  background.add(key);
+  return () => void background.delete(key);
 }
 
 // ── hand-over to the sandbox uid ────────────────────────────────────────────
@@ -390,6 +409,8 @@ export interface ExecuteJobOptions extends RunnerDirs {
   readOnlyScratch?: boolean;
   /** Runner stderr (diagnostics of the runner itself): discarded in production. */
   stderr?: "null" | "inherit";
+  /** A background Task streams for up to 30 min: no bound on frames or bytes in total. */
+  unboundedStream?: boolean;
 }
 
 /**
@@ -424,8 +445,8 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
   const stage1Pid = child.pid;
   const reader = new NdjsonReader(child.stdout, {
     maxLineBytes: RUNNER_LINE_MAX_BYTES,
-    maxLines: 8192,
-    maxTotalBytes: 8 * RUNNER_LINE_MAX_BYTES,
+    maxLines: o.unboundedStream ? Number.MAX_SAFE_INTEGER : 8192,
+    maxTotalBytes: o.unboundedStream ? Number.MAX_SAFE_INTEGER : 8 * RUNNER_LINE_MAX_BYTES,
   });
   const writer = new NdjsonWriter(child.stdin, RUNNER_LINE_MAX_BYTES);
   let pidfd = -1;
@@ -590,13 +611,21 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
 
 /** Runs one program in the runner sandbox; see runner_types.ts. */
 export async function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
-  const cwd = validateCommand(opts.argv, opts.cwd, opts.timeoutS);
+  const bg = opts.background === true;
+  const cwd = validateCommand(
+    opts.argv,
+    opts.cwd,
+    opts.timeoutS,
+    bg ? TASK_WALL_MAX_MS / 1000 : COMMAND_TIMEOUT_MAX_S,
+  );
   const path = resolveProgram(opts.argv[0]);
   for (const d of [opts.scratchDir, opts.tmpDir]) {
     if (!d.startsWith("/")) invalid("scratch and tmp must be absolute");
   }
   checkCwd(opts.scratchDir, cwd);
-  const releaseSlot = await acquireCommandSlot(opts.runKey, COMMAND_SLOT_WAIT_MS, opts.signal);
+  const releaseSlot = bg
+    ? acquireBackgroundSlot(opts.runKey)
+    : await acquireCommandSlot(opts.runKey, COMMAND_SLOT_WAIT_MS, opts.signal);
   try {
     handOverToSandbox(opts.scratchDir);
     handOverToSandbox(opts.tmpDir);
@@ -617,6 +646,7 @@ export async function runCommand(opts: RunCommandOptions): Promise<CommandResult
         DENO_NO_UPDATE_CHECK: "1",
       },
       timeout_ms: opts.timeoutS * 1000,
+      ...(bg ? { live_max_bytes: Number.MAX_SAFE_INTEGER } : {}),
     };
     const r = await executeInRunner({
       job,
@@ -625,6 +655,7 @@ export async function runCommand(opts: RunCommandOptions): Promise<CommandResult
       backstopMs: job.timeout_ms + RUNNER_RELEASE_TIMEOUT_MS,
       signal: opts.signal,
       onOutput: opts.onOutput,
+      unboundedStream: bg,
     });
     return shapeResult(r);
   } finally {

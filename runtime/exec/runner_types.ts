@@ -71,6 +71,12 @@ export interface RunCommandOptions {
   signal?: AbortSignal;
   /** Live output (coalesced ≥ 100 ms, ≤ RUNNER_LIVE_OUTPUT_MAX_BYTES in total). */
   onOutput?: (delta: OutputDelta) => void;
+  /**
+   * A background Task [EX-6]: timeout up to TASK_WALL_MAX_MS, its own server-wide pool
+   * (≤ TASKS_ACTIVE_SERVER_MAX, never waits: `tasks_busy`), live output without a budget
+   * (the Task spools it and keeps the tail). @default false
+   */
+  background?: boolean;
 }
 
 /** Bounded stream text: the first and last RUNNER_STREAM_HALF_BYTES of it. */

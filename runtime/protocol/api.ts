@@ -710,3 +710,61 @@ export const CommandResultResponse = z.object({
   truncated: z.boolean(),
 }).strict();
 export type CommandResultResponse = z.infer<typeof CommandResultResponse>;
+
+// ---------------------------------------------------------------- background Tasks [EX-6]
+
+/** One background Task as the API and the Tasks panel show it. */
+export const TaskViewSchema = z.object({
+  task_id: z.string(),
+  /** The Run that started it (its timeline), and that Run's Conversation. */
+  run_id: z.string(),
+  conversation_id: z.string().nullable(),
+  call_id: z.string(),
+  argv: z.array(z.string()),
+  cwd: z.string(),
+  timeout_s: z.number().int(),
+  status: z.enum([
+    "running",
+    "exited",
+    "signaled",
+    "timeout",
+    "cancelled",
+    "interrupted",
+    "outcome_unknown",
+    "failed",
+  ]),
+  exit_code: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  /** Why nothing ran (`failed`): a fixed code. */
+  error_code: z.string().nullable(),
+  created_at: z.number().int(),
+  ended_at: z.number().int().nullable(),
+  elapsed_ms: z.number().int(),
+  output_bytes: z.number().int(),
+  /** Bytes dropped from the front of the ≤ 1 MiB spool (the tail is kept). */
+  output_omitted_bytes: z.number().int(),
+  /** The output's last bytes (4 KiB in a list, 64 KiB for one Task). */
+  output_tail: z.string(),
+  /** Bytes of output before output_tail. */
+  output_tail_earlier_bytes: z.number().int(),
+  change_set: z.object({
+    total: z.number().int(),
+    truncated: z.boolean(),
+    counts: z.object({ added: z.number(), modified: z.number(), deleted: z.number() }).strict(),
+    entries: z.array(
+      z.object({ path: z.string(), kind: z.string(), note: z.string().nullable() }).strict(),
+    ),
+  }).strict().nullable(),
+  /** Whether `exec/apply {task_id}` can apply its change set now. */
+  applicable: z.boolean(),
+}).strict();
+/** `GET /api/agents/<agent>/tasks`: newest first, active ones included. */
+export const TaskListResponse = z.object({
+  tasks: z.array(TaskViewSchema),
+  active: z.number().int(),
+  active_max: z.number().int(),
+}).strict();
+/** `GET /api/agents/<agent>/tasks/<task>`. */
+export const TaskResponse = z.object({ task: TaskViewSchema }).strict();
+/** `POST …/tasks/<task>/cancel`: the Task after every process of it ended. */
+export const CancelTaskResponse = z.object({ task: TaskViewSchema }).strict();

@@ -28,6 +28,7 @@ import type { ApprovalContext } from "./turn_context.ts";
 import { driveTurn } from "./turn_driver.ts";
 import { RunExec, type RunnerPort } from "../exec/run_exec.ts";
 import { scratchRootRel } from "../exec/scratch_root.ts";
+import type { TaskManager } from "../tasks/task_manager.ts";
 import { errorName } from "../log.ts";
 
 export type SpawnWorker = (runRoot: string) => Promise<WorkerHandle<WorkerToControl>>;
@@ -46,6 +47,8 @@ export interface ExecutionDeps {
   mcp?: McpPort | null;
   /** Skills [LC-3]; null ⇒ no skill calls. */
   skills?: SkillPort | null;
+  /** Background Tasks [EX-6]; null ⇒ `background: true` and the task tools are refused. */
+  tasks?: TaskManager | null;
   /** Aborts the Run (once) for `reason`. */
   abort(runId: string, reason: "deadline"): void;
 }
@@ -127,6 +130,7 @@ export async function executeRun(
       exec,
       mcp: deps.mcp ?? undefined,
       skills: deps.skills ?? undefined,
+      tasks: deps.tasks?.forRun(run.agentId, run.runId, run.conversationId),
     });
     if (terminal.state === "failed" && terminal.code === "worker_crashed") {
       terminal = await crashTerminal(w.exited, terminal, CANCEL_GRACE_MS);

@@ -34,10 +34,11 @@ import { type EffectiveToolSet, resolveToolSet } from "../tools/policy.ts";
 import { readInstructionFile } from "../workspace/instruction_file.ts";
 
 /** The exec tools need the runner sandbox [TL-7, EX-1]: without one they are not offered. */
-const NO_RUNNER_RULES = ["exec/run", "exec/command", "exec/apply"].map((tool_id) => ({
-  tool_id,
-  decision: "deny" as const,
-}));
+const NO_RUNNER_RULES = ["exec/run", "exec/command", "exec/apply", "task/status", "task/output"]
+  .map((tool_id) => ({
+    tool_id,
+    decision: "deny" as const,
+  }));
 
 /** What `prepare` read, as a Conversation's next plan needs it. */
 export type PreparedInputs = Awaited<ReturnType<RunInputs["prepare"]>>;

@@ -50,6 +50,7 @@ import { recoverRuns } from "./recovery.ts";
 import { beginRun, lowerLimits, turnSnapshot } from "./run_begin.ts";
 import { executeRun, type SpawnWorker } from "./run_execution.ts";
 import type { RunnerPort } from "../exec/run_exec.ts";
+import type { TaskManager } from "../tasks/task_manager.ts";
 import { Preparations, type PreparationView } from "./preparation.ts";
 import { contextInputsOf, createRunInputs, type PreparedInputs } from "./run_inputs.ts";
 import { RunRecorder } from "./run_recorder.ts";
@@ -75,6 +76,8 @@ export interface RunServiceOptions {
   testHooks?: RunTestHooks;
   /** The runner [EX-1]. @default none: the exec tools are denied */
   runner?: RunnerPort;
+  /** Background Tasks [EX-6]. @default none: `background: true` and task tools refused */
+  tasks?: TaskManager;
   /** MCP servers [LC-5]. @default none: no extension tools */
   mcp?: McpPort;
   /** Skills [LC-3]. @default none: no skill tools */
@@ -192,6 +195,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
     runner: opts.runner ?? null,
     mcp: opts.mcp ?? null,
     skills: opts.skills ?? null,
+    tasks: opts.tasks ?? null,
     abort: (runId: string, reason: "deadline") => active.abort(runId, reason),
   };
 

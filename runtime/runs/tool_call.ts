@@ -46,6 +46,7 @@ import {
 } from "./tool_exec.ts";
 import type { TurnContext } from "./turn_context.ts";
 import { EXEC_TOOL_EXECUTORS, prepareExecTool } from "../exec/exec_tools.ts";
+import { readTaskTool, TASK_TOOL_EXECUTORS } from "../tasks/task_tools.ts";
 import type { ReadReceipt } from "../tools/file_read_text.ts";
 import type { MutationBinding } from "../tools/mutation_plan.ts";
 import type { ToolArgs } from "../tools/policy.ts";
@@ -90,6 +91,7 @@ function gatedExec(ctx: TurnContext, toolId: string, args: ToolArgs, callId: str
   const r = prepareExecTool(ctx.exec!, toolId, args, {
     callId,
     signal: ctx.signal,
+    tasks: ctx.tasks,
     // Live output is ephemeral [EX-4]; once the Run's live record is full it stops.
     emit: (d) => {
       if (!live) return;
@@ -214,6 +216,10 @@ export async function runToolCall(
     if (result.ok && result.receipt) {
       ctx.approvals?.receipts.set(result.receipt.path, result.receipt);
     }
+  } else if (tool.decision === "allow" && Object.hasOwn(TASK_TOOL_EXECUTORS, tool.spec.id)) {
+    // [EX-6] task/status and task/output read the Agent's Task records (allow by default).
+    dispatch(TASK_TOOL_EXECUTORS[tool.spec.id]);
+    result = readTaskTool(ctx.tasks, tool.spec.id, check.args);
   } else if (
     tool.decision === "ask" && ctx.approvals &&
     (Object.hasOwn(MUTATION_TOOL_EXECUTORS, tool.spec.id) ||

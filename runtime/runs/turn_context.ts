@@ -15,6 +15,7 @@ import type {
 } from "../protocol/worker_frames.ts";
 import type { ReadReceipt } from "../tools/file_read_text.ts";
 import type { RunExec } from "../exec/run_exec.ts";
+import type { RunTasks } from "../tasks/task_manager.ts";
 import type { ErrorCode } from "../errors.ts";
 import type { ToolSpec } from "../tools/catalog.ts";
 import type { Approvals } from "./approvals.ts";
@@ -103,6 +104,8 @@ export interface TurnContext {
   mcp?: McpPort;
   /** Skills [LC-3]; absent ⇒ every `skill/…` call is denied. */
   skills?: SkillPort;
+  /** The Agent's background Tasks [EX-6]; absent ⇒ refused (`tool_denied`). */
+  tasks?: RunTasks;
 }
 
 export function argsDigest(args: unknown): string {

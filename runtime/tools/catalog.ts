@@ -17,7 +17,6 @@ import {
   COMMAND_ARG_MAX_ITEM_BYTES,
   COMMAND_ARGV_MAX_ITEMS,
   COMMAND_ARGV_MAX_TOTAL_BYTES,
-  COMMAND_TIMEOUT_MAX_S,
   COMMAND_TIMEOUT_MIN_S,
   EDIT_FRAGMENT_MAX_BYTES,
   EDIT_RESULT_MAX_BYTES,
@@ -32,6 +31,7 @@ import {
   RUNNER_WALL_MS,
   SEARCH_RESULT_MAX_BYTES,
   SEARCH_TIMEOUT_MS,
+  TASK_WALL_MAX_MS,
   TOOL_RESULT_PROJECTION_MAX_BYTES,
   WRITE_CONTENT_MAX_BYTES,
 } from "../limits.ts";
@@ -272,10 +272,17 @@ export const BUILTIN_TOOL_SPECS: readonly ToolSpec[] = [
       cwd: { ...path("Workspace-relative working directory; default the root."), required: false },
       timeout_s: {
         type: "integer",
-        description: "Wall-clock limit in seconds (default 60).",
+        description:
+          "Wall-clock limit in seconds: ≤ 120 (default 60); background ≤ 1800 (default).",
         required: false,
         minimum: COMMAND_TIMEOUT_MIN_S,
-        maximum: COMMAND_TIMEOUT_MAX_S,
+        maximum: TASK_WALL_MAX_MS / 1000,
+      },
+      background: {
+        type: "boolean",
+        description:
+          "Run as a background Task: returns task_id at once; read it later with task/status and task/output.",
+        required: false,
       },
     },
     result: text,
@@ -300,6 +307,13 @@ export const BUILTIN_TOOL_SPECS: readonly ToolSpec[] = [
         max_items: CHANGE_SET_PATHS_MAX,
         item_max_bytes: PATH_BYTES_MAX,
       },
+      task_id: {
+        type: "string",
+        description:
+          "Apply a finished background Task's change set instead of the latest command's.",
+        required: false,
+        max_bytes: 64,
+      },
     },
     result: text,
     attributes: writeAttrs,
@@ -307,6 +321,47 @@ export const BUILTIN_TOOL_SPECS: readonly ToolSpec[] = [
     timeout_ms: EXEC_APPLY_TIMEOUT_MS,
     cancellable: true,
     input_max_bytes: 65536,
+    output_max_bytes: TOOL_RESULT_PROJECTION_MAX_BYTES,
+  },
+  {
+    id: "task/status",
+    version: 3,
+    description:
+      "Status of a background Task (exec/command background: true): running or how it ended, elapsed time, output size, change set.",
+    args: {
+      task_id: {
+        type: "string",
+        description: "The task_id exec/command returned.",
+        required: true,
+        max_bytes: 64,
+      },
+    },
+    result: text,
+    attributes: readAttrs,
+    default_policy: "allow",
+    timeout_ms: READ_TIMEOUT_MS,
+    cancellable: true,
+    input_max_bytes: 1024,
+    output_max_bytes: TOOL_RESULT_PROJECTION_MAX_BYTES,
+  },
+  {
+    id: "task/output",
+    version: 3,
+    description: "The latest output (tail) of a background Task, stdout and stderr interleaved.",
+    args: {
+      task_id: {
+        type: "string",
+        description: "The task_id exec/command returned.",
+        required: true,
+        max_bytes: 64,
+      },
+    },
+    result: text,
+    attributes: readAttrs,
+    default_policy: "allow",
+    timeout_ms: READ_TIMEOUT_MS,
+    cancellable: true,
+    input_max_bytes: 1024,
     output_max_bytes: TOOL_RESULT_PROJECTION_MAX_BYTES,
   },
 ];

@@ -15,7 +15,9 @@
  *   shortens the Run deadline ([SB-5] for a Run waiting on an approval);
  * - `AGENT_BUILDER_TEST_CHECKPOINT_MAX_BYTES=<n>` (1 ≤ n < CHECKPOINT_AGENT_MAX_BYTES)
  *   lowers the per-Agent checkpoint bound, so its expiry is provable without
- *   writing 64 MiB ([TL-11]).
+ *   writing 64 MiB ([TL-11]);
+ * - `AGENT_BUILDER_TEST_TASK_WALL_MS=<ms>` (1,000 ≤ ms ≤ TASK_WALL_MAX_MS)
+ *   shortens the background-Task wall limit ([EX-6]: 30 min in the product).
  *
  * A value that does not parse arms nothing (a test proves it for the fault).
  */
@@ -26,7 +28,11 @@ import {
   NO_FAULTS,
 } from "../../runtime/agents/test_fault.ts";
 import { serveCommand, type ServeHooks } from "../../runtime/cli/serve.ts";
-import { CHECKPOINT_AGENT_MAX_BYTES, RUN_DEADLINE_MS } from "../../runtime/limits.ts";
+import {
+  CHECKPOINT_AGENT_MAX_BYTES,
+  RUN_DEADLINE_MS,
+  TASK_WALL_MAX_MS,
+} from "../../runtime/limits.ts";
 import { EVENT_KINDS, type EventKind } from "../../runtime/protocol/events.ts";
 import {
   type PhasePause,
@@ -42,6 +48,7 @@ export const PREPARATION_PAUSE_ENV = "AGENT_BUILDER_TEST_PREPARATION_PAUSE";
 export const JOURNAL_FAULT_ENV = "AGENT_BUILDER_TEST_JOURNAL_FAULT";
 export const RUN_DEADLINE_ENV = "AGENT_BUILDER_TEST_RUN_DEADLINE_MS";
 export const CHECKPOINT_MAX_ENV = "AGENT_BUILDER_TEST_CHECKPOINT_MAX_BYTES";
+export const TASK_WALL_ENV = "AGENT_BUILDER_TEST_TASK_WALL_MS";
 const PAUSE_MAX_MS = 10_000;
 const TEST_DEADLINE_MIN_MS = 1000;
 
@@ -72,7 +79,10 @@ function runHooksFrom(env: (name: string) => string | undefined): RunTestHooks {
 
 /** The hooks the environment arms (none when no variable is set). */
 export function hooksFromEnv(env: (name: string) => string | undefined): ServeHooks {
-  return { faults: faultsFrom(env(FAULT_ENV)), runTestHooks: runHooksFrom(env) };
+  const w = /^\d{4,7}$/.exec(env(TASK_WALL_ENV) ?? "");
+  const wall = w ? Number(w[0]) : NaN;
+  const taskWallMs = wall >= TEST_DEADLINE_MIN_MS && wall <= TASK_WALL_MAX_MS ? wall : null;
+  return { faults: faultsFrom(env(FAULT_ENV)), runTestHooks: runHooksFrom(env), taskWallMs };
 }
 
 if (import.meta.main) {

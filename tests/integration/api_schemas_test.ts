@@ -219,6 +219,11 @@ Deno.test("every API response of a real server matches its route's shared schema
     assertEquals((await call("GET", `${R}/changes/diff?path=a.txt`)).status, 404);
     assertEquals((await call("GET", `${R}/changes?bogus=1`)).status, 422);
     assertEquals((await call("POST", `${R}/cancel`)).status, 409);
+    // Background Tasks [EX-6] (a Task's own shape is proven by tests/integration/tasks_test.ts).
+    assertEquals((await call("GET", `${A}/tasks`)).status, 200);
+    const noTask = `${A}/tasks/99999999-9999-4999-8999-999999999999`;
+    assertEquals((await call("GET", noTask)).status, 404);
+    assertEquals((await call("POST", `${noTask}/cancel`)).status, 404);
     assertEquals((await call("GET", `/api/runs/${run}/replay`)).status, 200);
 
     // continue, branch, delete and logout

@@ -22,10 +22,17 @@ const ids = (rules: PolicyRule[], interactive = false) =>
 
 const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: string[] }[] = [
   {
-    name: "non-interactive defaults offer only the four read tools",
+    name: "non-interactive defaults offer only the read tools (files and Tasks)",
     rules: [],
     interactive: false,
-    expect: ["file/glob:allow", "file/grep:allow", "file/read_text:allow", "file/stat:allow"],
+    expect: [
+      "file/glob:allow",
+      "file/grep:allow",
+      "file/read_text:allow",
+      "file/stat:allow",
+      "task/output:allow",
+      "task/status:allow",
+    ],
   },
   {
     name: "interactive defaults add the ask tools",
@@ -41,6 +48,8 @@ const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: 
       "file/read_text:allow",
       "file/stat:allow",
       "file/write:ask",
+      "task/output:allow",
+      "task/status:allow",
     ],
   },
   {
@@ -50,7 +59,13 @@ const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: 
       decision: "deny",
     }],
     interactive: false,
-    expect: ["file/glob:allow", "file/read_text:allow", "file/stat:allow"],
+    expect: [
+      "file/glob:allow",
+      "file/read_text:allow",
+      "file/stat:allow",
+      "task/output:allow",
+      "task/status:allow",
+    ],
   },
   {
     name: "an allow rule cannot loosen an ask tool",
@@ -66,19 +81,34 @@ const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: 
       "file/read_text:allow",
       "file/stat:allow",
       "file/write:ask",
+      "task/output:allow",
+      "task/status:allow",
     ],
   },
   {
     name: "an ask rule on a read tool in a non-interactive Run denies it",
     rules: [{ tool_id: "file/stat", decision: "ask" }],
     interactive: false,
-    expect: ["file/glob:allow", "file/grep:allow", "file/read_text:allow"],
+    expect: [
+      "file/glob:allow",
+      "file/grep:allow",
+      "file/read_text:allow",
+      "task/output:allow",
+      "task/status:allow",
+    ],
   },
   {
     name: "a rule naming a tool outside the catalog enables nothing",
     rules: [{ tool_id: "net/fetch", decision: "allow" }],
     interactive: false,
-    expect: ["file/glob:allow", "file/grep:allow", "file/read_text:allow", "file/stat:allow"],
+    expect: [
+      "file/glob:allow",
+      "file/grep:allow",
+      "file/read_text:allow",
+      "file/stat:allow",
+      "task/output:allow",
+      "task/status:allow",
+    ],
   },
 ];
 
@@ -126,7 +156,7 @@ Deno.test("sealCatalog(): the catalog is frozen and refuses duplicates and loose
 
 Deno.test("providerTools(): narrowing yields an empty provider ToolSet", () => {
   const set = resolveToolSet({ catalog, rules: [], interactive: false, id: ID });
-  assertEquals(providerTools(set, false).length, 4);
+  assertEquals(providerTools(set, false).length, 6);
   assertEquals(providerTools(set, true), []);
   assertEquals(toolIdFromProviderName(providerToolName("file/read_text")), "file/read_text");
   assertEquals(toolIdFromProviderName("file/read_text"), null);
