@@ -42,6 +42,9 @@ import { workspaceRoutes } from "./http/workspace_routes.ts";
 import { runCommand } from "./exec/runner.ts";
 import { TaskManager } from "./tasks/task_manager.ts";
 import { taskRoutes } from "./http/task_routes.ts";
+import { documentsPort } from "./documents/documents.ts";
+import { attachmentRoutes } from "./http/attachment_routes.ts";
+import { extractText } from "./documents/extract.ts";
 import { createExtensionService, type ExtensionService } from "./extensions/service.ts";
 import { extensionRoutes } from "./http/extension_routes.ts";
 import { createSkillService, type SkillService } from "./skills/service.ts";
@@ -166,6 +169,10 @@ export function createApp(opts: AppOptions): App {
     mcp: extensions,
     skills,
     acp,
+    documents: documentsPort({
+      enabled: (id) => agents.get(id).documents,
+      extract: extractText,
+    }),
     tasks,
   });
   agents.attachRunControl({
@@ -200,6 +207,7 @@ export function createApp(opts: AppOptions): App {
     ...extensionRoutes({ extensions, agents }),
     ...skillRoutes({ skills }),
     ...taskRoutes({ tasks }),
+    ...attachmentRoutes({ agents, conversations, home: opts.home }),
   ];
   // Slash commands [SC-1]: read-only ports plus cancel; never a Turn or a model call.
   const commandPorts = createCommandPorts({

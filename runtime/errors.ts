@@ -152,6 +152,35 @@ const TABLE = {
     status: 422,
     message: "The file and its relative imports exceed 64 files.",
   },
+  // documents and attachments [LC-4]
+  document_unsupported_format: {
+    status: 422,
+    message: "document/extract_text reads PDF, DOCX, HTML, Markdown and text files only.",
+  },
+  document_too_large: { status: 413, message: "The document exceeds 16 MiB." },
+  document_encrypted: { status: 422, message: "The PDF is encrypted." },
+  document_malformed: { status: 422, message: "The document is damaged or not of its format." },
+  document_zip_too_many_entries: { status: 422, message: "The DOCX has more than 1,000 entries." },
+  document_zip_too_large: { status: 422, message: "The DOCX expands beyond 64 MiB." },
+  document_zip_ratio: {
+    status: 422,
+    message: "The DOCX compression ratio exceeds 100 (a decompression bomb).",
+  },
+  document_timeout: { status: 504, message: "Text extraction exceeded its time limit." },
+  document_resource_limit: {
+    status: 422,
+    message: "Text extraction exceeded its memory limit.",
+  },
+  documents_disabled: { status: 403, message: "Documents are disabled for this Agent." },
+  attachment_name_invalid: { status: 422, message: "X-Filename is missing or not valid." },
+  attachments_dir_unsafe: {
+    status: 409,
+    message: "The workspace attachments directory is not a plain directory.",
+  },
+  attachment_name_taken: {
+    status: 409,
+    message: "Too many attachments share this name.",
+  },
   path_invalid: { status: 422, message: "Invalid workspace path." },
   path_too_long: { status: 422, message: "Workspace path too long." },
   path_symlink: { status: 422, message: "Symbolic links are refused." },

@@ -508,3 +508,22 @@ export const ACP_HISTORY_MAX_BYTES = 32 * KiB;
 export const ACP_GATEWAY_BODY_MAX_BYTES = 64 * KiB;
 /** Live per-Run gateway tokens at once. */
 export const ACP_GATEWAY_TOKENS_MAX = 16;
+// ── documents and attachments [LC-4, UI-12] ───────────────────────────────────
+/** document/extract_text reads files up to this size; attachments are stored up to it. */
+export const DOCUMENT_MAX_BYTES = 16 * MiB;
+/** Characters (Unicode code points) of one extract_text window, at most and by default. */
+export const DOCUMENT_WINDOW_MAX_CHARS = 3000;
+/** Highest `offset` the tool accepts (a window start, in characters). */
+export const DOCUMENT_OFFSET_MAX_CHARS = 256 * MiB;
+/** Wall time of one extraction in the runner (start-up and library load included). */
+export const DOCUMENT_EXTRACT_WALL_MS = 45 * 1000;
+/** RLIMIT_DATA of the extracting runner (lowered before any document byte is parsed). */
+export const DOCUMENT_RLIMIT_DATA_BYTES = 1024 * MiB;
+/** DOCX (zip) bounds, checked on the central directory and while inflating [LC-4]. */
+export const DOCX_ENTRIES_MAX = 1000;
+export const DOCX_EXPANDED_MAX_BYTES = 64 * MiB;
+export const DOCX_RATIO_MAX = 100;
+/** Attempts at a free name (`name (2).ext` …) before an attachment is refused. */
+export const ATTACHMENT_NAME_ATTEMPTS_MAX = 100;
+/** UTF-8 bytes of a stored attachment name (the extension kept). */
+export const ATTACHMENT_NAME_MAX_BYTES = 128;

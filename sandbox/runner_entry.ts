@@ -38,12 +38,13 @@ import {
 } from "../runtime/protocol/ipc.ts";
 import {
   COMPILE_DIAGNOSTICS_MAX_BYTES,
+  DOCUMENT_RLIMIT_DATA_BYTES,
   RUNNER_LIVE_OUTPUT_COALESCE_MS,
   RUNNER_LIVE_OUTPUT_MAX_BYTES,
   RUNNER_STREAM_HALF_BYTES,
 } from "../runtime/limits.ts";
 import { PRODUCTION_STEPS, type StepResult } from "./confine.ts";
-import { applyRlimits, countTasksOfRealUid } from "./rlimits.ts";
+import { applyRlimits, countTasksOfRealUid, RLIMIT_DATA } from "./rlimits.ts";
 import { buildRunnerFilter, planRunnerLandlock, runnerRlimitPlan } from "./runner_policy.ts";
 import { applyLandlockOnCurrentThread } from "./landlock.ts";
 import { landlockAbi } from "./probe.ts";
@@ -72,6 +73,7 @@ import {
   type CommandJob,
   type CompileJob,
   type DoneFrame,
+  type ExtractJob,
   parserOf,
   RUNNER_CHUNK_MAX_BYTES,
   ServerToRunnerSchema,
@@ -453,6 +455,8 @@ async function stage2Serve(o: Stage2Options): Promise<number> {
   if (first === null || first.type !== "runner.release") return 0; // the server let go: nothing ran
   const done = first.job.kind === "command"
     ? await runCommandJob(first.job, o, writer, reader)
+    : first.job.kind === "extract"
+    ? await runExtractJob(first.job, o)
     : await runCompileJob(first.job, o);
   await writer.send(done);
   await writer.close();
@@ -709,6 +713,51 @@ async function runCompileJob(job: CompileJob, o: Stage2Options): Promise<DoneFra
   const r = checkWorkspaceFile(ts, o.scratch, job.path, COMPILE_DIAGNOSTICS_MAX_BYTES);
   if (!r.ok) return frame({ code: r.code, diagnostics: "", count: 0 });
   return frame({ code: "ok", diagnostics: r.diagnostics, count: r.count });
+}
+
+/**
+ * document/extract_text in the runner [LC-4]: the document is the only file of
+ * the read-only scratch; RLIMIT_DATA is lowered to DOCUMENT_RLIMIT_DATA_BYTES
+ * before a byte of it is parsed (the server's wall timer bounds the time).
+ */
+async function runExtractJob(job: ExtractJob, o: Stage2Options): Promise<DoneFrame> {
+  const started = performance.now();
+  const empty = new StreamKeeper().capture();
+  const frame = (extract: DoneFrame["extract"]): DoneFrame => ({
+    v: IPC_PROTOCOL_VERSION,
+    type: "runner.done",
+    ended: "exited",
+    exit_code: extract?.code === "ok" ? 0 : 1,
+    signal: null,
+    duration_ms: Math.round(performance.now() - started),
+    released: true,
+    stdout: empty,
+    stderr: empty,
+    extract,
+  });
+  const refuse = (code: NonNullable<DoneFrame["extract"]>["code"]) =>
+    frame({ code, text: "", total_chars: 0, next_offset: null, pages: null });
+  if (!o.readOnly) return refuse("path_not_found");
+  const lowered = applyRlimits([
+    { resource: RLIMIT_DATA, name: "data", value: BigInt(DOCUMENT_RLIMIT_DATA_BYTES) },
+  ]);
+  if (!lowered.ok) return refuse("document_resource_limit");
+  // stdout carries the frames: the libraries' console chatter (pdf.js warns with
+  // console.log) must never reach it.
+  for (const k of ["log", "info", "warn", "error", "debug", "trace"] as const) {
+    console[k] = () => {};
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(`${o.scratch}/${job.path}`);
+  } catch {
+    return refuse("path_not_found");
+  }
+  const { extractDocument, textWindow } = await import("../runtime/documents/extract_core.ts");
+  const r = await extractDocument(bytes, job.format);
+  if (!r.ok) return refuse(r.code);
+  const w = textWindow(r.text, job.offset, job.limit);
+  return frame({ code: "ok", ...w, pages: r.pages });
 }
 
 // Not compiled, this module is its own entry (a smaller module graph than

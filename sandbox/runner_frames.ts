@@ -19,6 +19,9 @@ import {
   COMMAND_ARG_MAX_ITEM_BYTES,
   COMMAND_ARGV_MAX_ITEMS,
   COMPILE_DIAGNOSTICS_MAX_BYTES,
+  DOCUMENT_EXTRACT_WALL_MS,
+  DOCUMENT_OFFSET_MAX_CHARS,
+  DOCUMENT_WINDOW_MAX_CHARS,
   RUNNER_STDIN_MAX_BYTES,
   RUNNER_STREAM_HALF_BYTES,
   TASK_WALL_MAX_MS,
@@ -61,10 +64,22 @@ export const CompileJobSchema = z.object({
 }).strict();
 export type CompileJob = z.infer<typeof CompileJobSchema>;
 
+/** document/extract_text [LC-4]: one window of the text of `path` in the (read-only) scratch. */
+export const ExtractJobSchema = z.object({
+  kind: z.literal("extract"),
+  /** Relative to the scratch root (one name). */
+  path: z.string().regex(/^[a-z0-9._-]{1,64}$/),
+  format: z.enum(["pdf", "docx", "html", "markdown", "text"]),
+  offset: z.number().int().min(0).max(DOCUMENT_OFFSET_MAX_CHARS),
+  limit: z.number().int().min(1).max(DOCUMENT_WINDOW_MAX_CHARS),
+  timeout_ms: z.number().int().min(1).max(DOCUMENT_EXTRACT_WALL_MS),
+}).strict();
+export type ExtractJob = z.infer<typeof ExtractJobSchema>;
+
 export const ReleaseFrameSchema = z.object({
   v: V,
   type: z.literal("runner.release"),
-  job: z.discriminatedUnion("kind", [CommandJobSchema, CompileJobSchema]),
+  job: z.discriminatedUnion("kind", [CommandJobSchema, CompileJobSchema, ExtractJobSchema]),
 }).strict();
 export type ReleaseFrame = z.infer<typeof ReleaseFrameSchema>;
 
@@ -101,6 +116,25 @@ export const DoneFrameSchema = z.object({
     code: z.enum(["ok", "compile_too_many_files", "compile_unsupported_file", "path_not_found"]),
     diagnostics: z.string().max(COMPILE_DIAGNOSTICS_MAX_BYTES),
     count: z.number().int().min(0),
+  }).strict().optional(),
+  /** Extract jobs: the window, or the fixed refusal code. */
+  extract: z.object({
+    code: z.enum([
+      "ok",
+      "document_unsupported_format",
+      "document_encrypted",
+      "document_malformed",
+      "document_zip_too_many_entries",
+      "document_zip_too_large",
+      "document_zip_ratio",
+      "document_resource_limit",
+      "path_not_found",
+    ]),
+    /** Code points ≤ DOCUMENT_WINDOW_MAX_CHARS: at most two UTF-16 units each. */
+    text: z.string().max(2 * DOCUMENT_WINDOW_MAX_CHARS),
+    total_chars: z.number().int().min(0),
+    next_offset: z.number().int().min(0).nullable(),
+    pages: z.number().int().min(0).nullable(),
   }).strict().optional(),
 }).strict();
 export type DoneFrame = z.infer<typeof DoneFrameSchema>;

@@ -105,6 +105,8 @@ export function validateRegistryRow(raw: Record<string, unknown>): AgentRow | nu
     runner: typeof raw.runner === "string" && /^[a-z][a-z0-9-]{0,31}$/.test(raw.runner)
       ? raw.runner
       : null,
+    // Documents [LC-4]: anything unexpected reads as off (fail closed).
+    documents: raw.documents === 1 ? 1 : 0,
   };
 }
 

@@ -94,6 +94,8 @@ export interface AgentView {
   run_deadline_s: number | null;
   /** The external ACP runner this Agent's Turns run on (null: native) [LC-6]. */
   runner: string | null;
+  /** document/extract_text offered to its Runs [LC-4]. */
+  documents: boolean;
 }
 
 /** An Agent start-up found broken [AG-5]. */
@@ -150,6 +152,7 @@ export function toAgentView(row: AgentRow): AgentView {
     max_tool_calls: row.max_tool_calls ?? null,
     run_deadline_s: row.run_deadline_s ?? null,
     runner: row.runner ?? null,
+    documents: (row.documents ?? 1) === 1,
   };
 }
 
@@ -174,6 +177,7 @@ function invalidRowView(raw: Record<string, unknown>, id: string): AgentView {
     max_tool_calls: null,
     run_deadline_s: null,
     runner: null,
+    documents: false,
   };
 }
 

@@ -80,6 +80,7 @@ import {
   type CommandJob,
   type CompileJob,
   type DoneFrame,
+  type ExtractJob,
   parserOf,
   type ReleaseFrame,
   RunnerToServerSchema,
@@ -399,8 +400,8 @@ export interface RunnerOutcome {
 }
 
 export interface ExecuteJobOptions extends RunnerDirs {
-  /** A compile job gets the scratch read-only (it is the source). */
-  job: CommandJob | CompileJob;
+  /** Compile and extract jobs get the scratch read-only (it is their input). */
+  job: CommandJob | CompileJob | ExtractJob;
   /** Kill the runner when it is still there this long after release. */
   backstopMs: number;
   signal?: AbortSignal;
@@ -424,7 +425,7 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
   const { exe, args } = runnerArgs(
     o,
     denoDir,
-    o.job.kind === "compile" || o.readOnlyScratch === true,
+    o.job.kind === "compile" || o.job.kind === "extract" || o.readOnlyScratch === true,
   );
   const env: Record<string, string> = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
   if (denoDir !== null) env.DENO_DIR = denoDir;

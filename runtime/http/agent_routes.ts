@@ -45,6 +45,8 @@ export const AgentPatchBody = z.object({
     .nullable().optional(),
   // The external ACP runner [LC-6]: a registered name (422 runner_unknown) or null (native).
   runner: z.string().max(64).nullable().optional(),
+  // document/extract_text for this Agent's Runs [LC-4].
+  documents: z.boolean().optional(),
 }).strict().refine((b) => Object.keys(b).length > 0, "empty patch");
 export type AgentPatchBody = z.infer<typeof AgentPatchBody>;
 

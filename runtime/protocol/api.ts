@@ -84,6 +84,8 @@ export const AgentSchema = z.object({
   run_deadline_s: z.number().int().nullable(),
   /** The external ACP runner the Agent's Turns run on (null: native) [LC-6]. */
   runner: z.string().nullable(),
+  /** document/extract_text offered to its Runs [LC-4]. */
+  documents: z.boolean(),
 }).strict();
 export type AgentJson = z.infer<typeof AgentSchema>;
 
@@ -112,6 +114,17 @@ export const RunnerAccessSchema = z.object({
 
 export const AgentsResponse = z.object({ agents: z.array(AgentSchema) }).strict();
 export const AgentResponse = z.object({ agent: AgentSchema }).strict();
+/** POST …/sessions/<conv>/attachments [LC-4]: where the file was stored in the workspace. */
+export const AttachmentResponse = z.object({
+  attachment: z.object({
+    /** Workspace-relative, e.g. `attachments/report.pdf`. */
+    path: z.string(),
+    name: z.string(),
+    bytes: z.number().int().min(0),
+  }).strict(),
+}).strict();
+export type AttachmentJson = z.infer<typeof AttachmentResponse>["attachment"];
+
 /** `DELETE` of an Agent or a Conversation. */
 export const DeletedResponse = z.object({ id: z.string(), deleted: z.literal(true) }).strict();
 

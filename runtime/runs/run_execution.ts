@@ -30,6 +30,7 @@ import { RunExec, type RunnerPort } from "../exec/run_exec.ts";
 import { scratchRootRel } from "../exec/scratch_root.ts";
 import type { TaskManager } from "../tasks/task_manager.ts";
 import { errorName } from "../log.ts";
+import type { DocumentsPort } from "../documents/documents.ts";
 
 export type SpawnWorker = (runRoot: string) => Promise<WorkerHandle<WorkerToControl>>;
 
@@ -49,6 +50,8 @@ export interface ExecutionDeps {
   skills?: SkillPort | null;
   /** Background Tasks [EX-6]; null ⇒ `background: true` and the task tools are refused. */
   tasks?: TaskManager | null;
+  /** document/extract_text [LC-4]; null ⇒ denied. */
+  documents?: DocumentsPort | null;
   /** Aborts the Run (once) for `reason`. */
   abort(runId: string, reason: "deadline"): void;
 }
@@ -131,6 +134,16 @@ export async function executeRun(
       mcp: deps.mcp ?? undefined,
       skills: deps.skills ?? undefined,
       tasks: deps.tasks?.forRun(run.agentId, run.runId, run.conversationId),
+      documents: deps.documents
+        ? (args, signal) =>
+          deps.documents!.extract({
+            agentId: run.agentId,
+            workspaceDir: deps.workspaceDir(run.agentId),
+            args,
+            runKey: `${run.agentId}/${run.runId}`,
+            signal,
+          })
+        : undefined,
     });
     if (terminal.state === "failed" && terminal.code === "worker_crashed") {
       terminal = await crashTerminal(w.exited, terminal, CANCEL_GRACE_MS);

@@ -30,15 +30,22 @@ import { completedTurnIdsBefore, getConversation, pageTurns } from "../store/age
 import type { DatabaseSync } from "../store/sqlite.ts";
 import { sealCatalog, type ToolCatalog, type ToolSpec } from "../tools/catalog.ts";
 import { HISTORY_TURNS_READ_MAX, TOOLSET_TOOLS_MAX } from "../limits.ts";
-import { type EffectiveToolSet, resolveToolSet } from "../tools/policy.ts";
+import { type EffectiveToolSet, type PolicyRule, resolveToolSet } from "../tools/policy.ts";
 import { readInstructionFile } from "../workspace/instruction_file.ts";
+import { DOCUMENT_TOOL_ID } from "../documents/documents.ts";
 
 /** The exec tools need the runner sandbox [TL-7, EX-1]: without one they are not offered. */
-const NO_RUNNER_RULES = ["exec/run", "exec/command", "exec/apply", "task/status", "task/output"]
-  .map((tool_id) => ({
-    tool_id,
-    decision: "deny" as const,
-  }));
+const NO_RUNNER_RULES = [
+  "exec/run",
+  "exec/command",
+  "exec/apply",
+  "task/status",
+  "task/output",
+  DOCUMENT_TOOL_ID,
+].map((tool_id) => ({
+  tool_id,
+  decision: "deny" as const,
+}));
 
 /** What `prepare` read, as a Conversation's next plan needs it. */
 export type PreparedInputs = Awaited<ReturnType<RunInputs["prepare"]>>;
@@ -68,6 +75,8 @@ export interface RunInputsOptions {
   catalog: ToolCatalog;
   /** Whether a runner executes the exec tools [EX-1]. @default false */
   runner?: boolean;
+  /** Whether document/extract_text has an executor [LC-4]. @default false */
+  documents?: boolean;
   /** The Agent's enabled extension tools [LC-5]; absent ⇒ none. */
   extensionSpecs?: (agentId: string) => ToolSpec[];
 }
@@ -117,7 +126,7 @@ export function createRunInputs(opts: RunInputsOptions) {
       ...catalog.specs,
       ...extra.slice(0, Math.max(0, TOOLSET_TOOLS_MAX - catalog.specs.length)),
     ]);
-    const rules = toolsCapable
+    const rules: PolicyRule[] = toolsCapable
       ? (opts.runner ? [] : [
         ...NO_RUNNER_RULES,
         // Skills run in the runner too [LC-3].
@@ -127,6 +136,11 @@ export function createRunInputs(opts: RunInputsOptions) {
         })),
       ])
       : cat.specs.map((s) => ({ tool_id: s.id, decision: "deny" as const }));
+    // [LC-4] The admission fence of documents: a Run admitted while they are off never has
+    // the tool (turning them on later does not add it to that Run).
+    if (!opts.documents || (opts.agents.requireUsable(agentId).documents ?? 1) !== 1) {
+      rules.push({ tool_id: DOCUMENT_TOOL_ID, decision: "deny" });
+    }
     // Browser Runs are interactive: `ask` tools wait for the operator's approval [TL-2].
     return resolveToolSet({ catalog: cat, rules, interactive: true, id: crypto.randomUUID() });
   }

@@ -51,6 +51,7 @@ import { beginRun, lowerLimits, turnSnapshot } from "./run_begin.ts";
 import { executeRun, type SpawnWorker } from "./run_execution.ts";
 import type { RunnerPort } from "../exec/run_exec.ts";
 import type { TaskManager } from "../tasks/task_manager.ts";
+import type { DocumentsPort } from "../documents/documents.ts";
 import { Preparations, type PreparationView } from "./preparation.ts";
 import { contextInputsOf, createRunInputs, type PreparedInputs } from "./run_inputs.ts";
 import { RunRecorder } from "./run_recorder.ts";
@@ -84,6 +85,8 @@ export interface RunServiceOptions {
   skills?: SkillPort;
   /** External ACP runners [LC-6]. @default none: every Agent runs natively */
   acp?: AcpService;
+  /** document/extract_text [LC-4]. @default none: the tool is denied */
+  documents?: DocumentsPort;
 }
 
 export interface SubmitBody {
@@ -173,6 +176,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
     broker: opts.broker,
     catalog,
     runner: opts.runner !== undefined,
+    documents: opts.documents !== undefined,
     // The Agent's skills [LC-3] first (≤ 16), then its enabled MCP tools [LC-5].
     extensionSpecs: opts.mcp || opts.skills
       ? (agentId) => [
@@ -196,6 +200,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
     mcp: opts.mcp ?? null,
     skills: opts.skills ?? null,
     tasks: opts.tasks ?? null,
+    documents: opts.documents ?? null,
     abort: (runId: string, reason: "deadline") => active.abort(runId, reason),
   };
 

@@ -54,6 +54,7 @@ import { escapeName } from "../display_name.ts";
 import { parseMcpToolId } from "../extensions/tool_map.ts";
 import { parseSkillToolId } from "../skills/manifest.ts";
 import type { ToolSpec } from "../tools/catalog.ts";
+import { DOCUMENT_EXECUTOR, DOCUMENT_TOOL_ID } from "../documents/documents.ts";
 import { previewOf } from "../tools/mutation_plan.ts";
 import { domainDigest as hexDigest } from "../tools/text.ts";
 
@@ -220,6 +221,12 @@ export async function runToolCall(
     // [EX-6] task/status and task/output read the Agent's Task records (allow by default).
     dispatch(TASK_TOOL_EXECUTORS[tool.spec.id]);
     result = readTaskTool(ctx.tasks, tool.spec.id, check.args);
+  } else if (
+    tool.decision === "allow" && tool.spec.id === DOCUMENT_TOOL_ID && ctx.documents !== undefined
+  ) {
+    // [LC-4] A read in the runner sandbox; the Agent's setting is checked again per call.
+    dispatch(DOCUMENT_EXECUTOR);
+    result = await ctx.documents(check.args, ctx.signal);
   } else if (
     tool.decision === "ask" && ctx.approvals &&
     (Object.hasOwn(MUTATION_TOOL_EXECUTORS, tool.spec.id) ||

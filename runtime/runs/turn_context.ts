@@ -106,7 +106,15 @@ export interface TurnContext {
   skills?: SkillPort;
   /** The Agent's background Tasks [EX-6]; absent ⇒ refused (`tool_denied`). */
   tasks?: RunTasks;
+  /** document/extract_text for this Run [LC-4]; absent ⇒ denied. */
+  documents?: DocumentCaller;
 }
+
+/** One document/extract_text call of a Run (Agent, workspace and runner key bound) [LC-4]. */
+export type DocumentCaller = (
+  args: Record<string, string | number | boolean | string[]>,
+  signal: AbortSignal,
+) => Promise<{ ok: true; text: string } | { ok: false; code: ErrorCode }>;
 
 export function argsDigest(args: unknown): string {
   return domainDigest("agent-builder/tool-args/v1", canonicalJson(args));

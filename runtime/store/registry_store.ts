@@ -44,6 +44,8 @@ export interface AgentRow {
   run_deadline_s?: number | null;
   /** The external ACP runner the Agent's Turns run on; null ⇒ native [LC-6]. */
   runner?: string | null;
+  /** 1 ⇒ document/extract_text offered to its Runs [LC-4]. */
+  documents?: number;
 }
 
 export interface AuditRow {
@@ -57,7 +59,7 @@ export interface AuditRow {
 
 const COLUMNS =
   "id, name, state, generation, pending_generation, is_system, created_at, updated_at, " +
-  "default_model_id, reasoning, max_model_calls, max_tool_calls, run_deadline_s, runner";
+  "default_model_id, reasoning, max_model_calls, max_tool_calls, run_deadline_s, runner, documents";
 
 export function getAgent(db: DatabaseSync, id: string): AgentRow | null {
   const row = db.prepare(`SELECT ${COLUMNS} FROM agents WHERE id = ?`).get(id);
@@ -204,6 +206,7 @@ export interface AgentSettingsPatch {
   max_tool_calls?: number | null;
   run_deadline_s?: number | null;
   runner?: string | null;
+  documents?: boolean;
 }
 
 /**
@@ -225,6 +228,7 @@ export function updateAgentSettings(
       args.push(p.default_model_id);
     }
     if (p.reasoning !== undefined) (sets.push("reasoning = ?"), args.push(p.reasoning ? 1 : 0));
+    if (p.documents !== undefined) (sets.push("documents = ?"), args.push(p.documents ? 1 : 0));
     for (const k of ["max_model_calls", "max_tool_calls", "run_deadline_s", "runner"] as const) {
       const v = p[k];
       if (v !== undefined) (sets.push(`${k} = ?`), args.push(v));

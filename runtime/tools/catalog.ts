@@ -18,6 +18,9 @@ import {
   COMMAND_ARGV_MAX_ITEMS,
   COMMAND_ARGV_MAX_TOTAL_BYTES,
   COMMAND_TIMEOUT_MIN_S,
+  DOCUMENT_EXTRACT_WALL_MS,
+  DOCUMENT_OFFSET_MAX_CHARS,
+  DOCUMENT_WINDOW_MAX_CHARS,
   EDIT_FRAGMENT_MAX_BYTES,
   EDIT_RESULT_MAX_BYTES,
   EDIT_TIMEOUT_MS,
@@ -362,6 +365,39 @@ export const BUILTIN_TOOL_SPECS: readonly ToolSpec[] = [
     timeout_ms: READ_TIMEOUT_MS,
     cancellable: true,
     input_max_bytes: 1024,
+    output_max_bytes: TOOL_RESULT_PROJECTION_MAX_BYTES,
+  },
+  {
+    // [LC-4] Runs in the runner sandbox; offered only with a runner and while the Agent's
+    // documents setting is on (runtime/runs/run_inputs.ts).
+    id: "document/extract_text",
+    version: 3,
+    description:
+      "Extract the text of a workspace PDF, DOCX, HTML (as Markdown), Markdown or text file (≤ 16 MiB), one window at a time; continue at next_offset.",
+    args: {
+      path: path("Workspace-relative path of the document."),
+      offset: {
+        type: "integer",
+        description: "Character offset of the window (default 0).",
+        required: false,
+        minimum: 0,
+        maximum: DOCUMENT_OFFSET_MAX_CHARS,
+      },
+      limit: {
+        type: "integer",
+        description: `Characters in the window (default and at most ${DOCUMENT_WINDOW_MAX_CHARS}).`,
+        required: false,
+        minimum: 1,
+        maximum: DOCUMENT_WINDOW_MAX_CHARS,
+      },
+    },
+    result: text,
+    attributes: { read: true, write: false, risk: "low", concurrency: "serial" },
+    default_policy: "allow",
+    // The runner's wall plus its start, slot wait and clean-up.
+    timeout_ms: DOCUMENT_EXTRACT_WALL_MS + 45 * 1000,
+    cancellable: true,
+    input_max_bytes: 2048,
     output_max_bytes: TOOL_RESULT_PROJECTION_MAX_BYTES,
   },
 ];

@@ -13,7 +13,11 @@ import type { z } from "zod";
 import { createApp } from "../../runtime/app.ts";
 import { resolveHome } from "../../runtime/home.ts";
 import { createRouter, type ProductRoute } from "../../runtime/http/router.ts";
-import { ErrorResponse, StreamFrameSchema } from "../../runtime/protocol/api.ts";
+import {
+  AttachmentResponse,
+  ErrorResponse,
+  StreamFrameSchema,
+} from "../../runtime/protocol/api.ts";
 import { parseEnvelope } from "../../runtime/protocol/events.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
@@ -168,6 +172,15 @@ Deno.test("every API response of a real server matches its route's shared schema
     assertEquals((await call("GET", `${C}/context-preview?model_id=unknown-model`)).status, 200);
     assertEquals((await call("GET", `${C}/context-preview?bogus=1`)).status, 422);
     assertEquals((await call("GET", `${C}/preparation`)).status, 200);
+    // an attachment [LC-4]: a raw body named by X-Filename (no name: the error envelope)
+    assertEquals((await call("POST", `${C}/attachments`, { not: "named" })).status, 422);
+    const att = await fetch(`${h.server.url}${C}/attachments`, {
+      method: "POST",
+      headers: { ...h.session.headers(), "x-filename": "walk%20notes.txt" },
+      body: "attached\n",
+    });
+    assertEquals(att.status, 201);
+    check(AttachmentResponse, await att.json(), "POST attachments 201");
     const nop = { operation_id: crypto.randomUUID() };
     assertEquals((await call("POST", `${C}/preparation/cancel`, nop)).status, 404);
 

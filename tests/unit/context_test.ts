@@ -35,6 +35,12 @@ const noTools = resolveToolSet({
       tool_id,
       decision: "deny" as const,
     })),
+  rules: ["file/stat", "file/read_text", "file/glob", "file/grep", "document/extract_text"].map((
+    tool_id,
+  ) => ({
+    tool_id,
+    decision: "deny" as const,
+  })),
   interactive: false,
   id: "33333333-3333-4333-8333-333333333333",
 });
@@ -181,6 +187,7 @@ Deno.test("admit(): a narrowed call drops provider tools and ends with the final
   const narrow = admit(plan, { exchanges: [{ ...x, call }], narrowed: true });
   ok(wide.ok && narrow.ok);
   assertEquals(wide.tools.length, 6); // the read tools: four file tools, task/status, task/output
+  assertEquals(wide.tools.length, 5);
   assertEquals(narrow.tools, []);
   assertEquals(narrow.messages.at(-1), { role: "system", content: FINALIZATION_MARKER });
   assertEquals(wide.messages.slice(-2).map((m) => m.role), ["assistant", "tool"]);

@@ -26,6 +26,11 @@ const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: 
     rules: [],
     interactive: false,
     expect: [
+    name: "non-interactive defaults offer only the read tools",
+    rules: [],
+    interactive: false,
+    expect: [
+      "document/extract_text:allow",
       "file/glob:allow",
       "file/grep:allow",
       "file/read_text:allow",
@@ -39,6 +44,7 @@ const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: 
     rules: [],
     interactive: true,
     expect: [
+      "document/extract_text:allow",
       "exec/apply:ask",
       "exec/command:ask",
       "exec/run:ask",
@@ -65,6 +71,10 @@ const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: 
       "file/stat:allow",
       "task/output:allow",
       "task/status:allow",
+      "document/extract_text:allow",
+      "file/glob:allow",
+      "file/read_text:allow",
+      "file/stat:allow",
     ],
   },
   {
@@ -72,6 +82,7 @@ const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: 
     rules: [{ tool_id: "file/write", decision: "allow" }],
     interactive: true,
     expect: [
+      "document/extract_text:allow",
       "exec/apply:ask",
       "exec/command:ask",
       "exec/run:ask",
@@ -95,6 +106,10 @@ const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: 
       "file/read_text:allow",
       "task/output:allow",
       "task/status:allow",
+      "document/extract_text:allow",
+      "file/glob:allow",
+      "file/grep:allow",
+      "file/read_text:allow",
     ],
   },
   {
@@ -102,6 +117,7 @@ const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: 
     rules: [{ tool_id: "net/fetch", decision: "allow" }],
     interactive: false,
     expect: [
+      "document/extract_text:allow",
       "file/glob:allow",
       "file/grep:allow",
       "file/read_text:allow",
@@ -157,6 +173,7 @@ Deno.test("sealCatalog(): the catalog is frozen and refuses duplicates and loose
 Deno.test("providerTools(): narrowing yields an empty provider ToolSet", () => {
   const set = resolveToolSet({ catalog, rules: [], interactive: false, id: ID });
   assertEquals(providerTools(set, false).length, 6);
+  assertEquals(providerTools(set, false).length, 5);
   assertEquals(providerTools(set, true), []);
   assertEquals(toolIdFromProviderName(providerToolName("file/read_text")), "file/read_text");
   assertEquals(toolIdFromProviderName("file/read_text"), null);
