@@ -26,10 +26,6 @@ const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: 
     rules: [],
     interactive: false,
     expect: [
-    name: "non-interactive defaults offer only the read tools",
-    rules: [],
-    interactive: false,
-    expect: [
       "document/extract_text:allow",
       "file/glob:allow",
       "file/grep:allow",
@@ -66,15 +62,12 @@ const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: 
     }],
     interactive: false,
     expect: [
+      "document/extract_text:allow",
       "file/glob:allow",
       "file/read_text:allow",
       "file/stat:allow",
       "task/output:allow",
       "task/status:allow",
-      "document/extract_text:allow",
-      "file/glob:allow",
-      "file/read_text:allow",
-      "file/stat:allow",
     ],
   },
   {
@@ -101,15 +94,12 @@ const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: 
     rules: [{ tool_id: "file/stat", decision: "ask" }],
     interactive: false,
     expect: [
+      "document/extract_text:allow",
       "file/glob:allow",
       "file/grep:allow",
       "file/read_text:allow",
       "task/output:allow",
       "task/status:allow",
-      "document/extract_text:allow",
-      "file/glob:allow",
-      "file/grep:allow",
-      "file/read_text:allow",
     ],
   },
   {
@@ -172,8 +162,7 @@ Deno.test("sealCatalog(): the catalog is frozen and refuses duplicates and loose
 
 Deno.test("providerTools(): narrowing yields an empty provider ToolSet", () => {
   const set = resolveToolSet({ catalog, rules: [], interactive: false, id: ID });
-  assertEquals(providerTools(set, false).length, 6);
-  assertEquals(providerTools(set, false).length, 5);
+  assertEquals(providerTools(set, false).length, 7);
   assertEquals(providerTools(set, true), []);
   assertEquals(toolIdFromProviderName(providerToolName("file/read_text")), "file/read_text");
   assertEquals(toolIdFromProviderName("file/read_text"), null);
