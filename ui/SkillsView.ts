@@ -225,12 +225,17 @@ export function SkillsView({ request, agent }: SkillsViewProps) {
           <h3 class="small skill-heading">skill.json</h3>
           <pre class="ws-code" data-testid="skill-manifest">${open.manifest_text}</pre>
           <h3 class="small skill-heading">${open.entry}</h3>
-          <pre class="ws-code" data-testid="skill-source">${highlight(
-            open.source,
-            languageOf(open.entry),
-          ).map((t) =>
-            t.kind === "plain" ? t.text : html`<span class=${`tok-${t.kind}`}>${t.text}</span>`
-          )}</pre>
+          ${open.hidden_characters > 0 && html`
+            <p class="models-error small" role="alert"
+              data-testid="skill-hidden">The script holds ${open.hidden_characters} hidden
+                        characters (bidi or invisible controls that can make code read differently than it
+                        runs); each is shown as <code>\\u{HEX}</code>.</p>
+          `}
+          <pre class="ws-code" data-testid="skill-source">${open.hidden_characters > 0
+            ? open.source_visible
+            : highlight(open.source, languageOf(open.entry)).map((t) =>
+              t.kind === "plain" ? t.text : html`<span class=${`tok-${t.kind}`}>${t.text}</span>`
+            )}</pre>
         </section>
       `}
       <form class="skill-install" onSubmit=${install} data-testid="skill-install-form">

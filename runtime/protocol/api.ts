@@ -682,6 +682,8 @@ export const SkillDetailSchema = SkillViewSchema.extend({
   }).strict(),
   manifest_text: z.string(),
   source: z.string(),
+  hidden_characters: z.number().int().min(0),
+  source_visible: z.string(),
 }).strict();
 export type SkillDetail = z.infer<typeof SkillDetailSchema>;
 export const SkillsResponse = z.object({ skills: z.array(SkillViewSchema) }).strict();

@@ -25,6 +25,9 @@ import { verifySkillArchive } from "./archive.ts";
 import { parseManifest, parseSkillToolId, SKILL_NAME_RE, type SkillManifest } from "./manifest.ts";
 import { runSkillScript, type SkillRunResult } from "./skill_run.ts";
 import { canonicalJson } from "../protocol/digest.ts";
+import { isHiddenCodePoint } from "../display_name.ts";
+import { displayText } from "../extensions/tool_map.ts";
+import { SKILL_DESCRIPTION_MAX_CHARS } from "../limits.ts";
 
 /** What a call's approval binds: the stored skill at preview time. */
 export interface SkillPlan {
@@ -49,8 +52,26 @@ export interface SkillView {
 export interface SkillDetail extends SkillView {
   manifest: SkillManifest;
   manifest_text: string;
-  /** The entry script as text (UTF-8, ≤ 16 KiB). */
+  /** The entry script as text (UTF-8, ≤ 16 KiB), exactly as installed. */
   source: string;
+  /** Hidden code points of the source (bidi, invisible, controls other than tab/CR/LF). */
+  hidden_characters: number;
+  /** The source with each hidden code point written as `\u{HEX}` (what the UI shows). */
+  source_visible: string;
+}
+
+/** Makes hidden code points visible (display_name.ts's rule), keeping tabs and line breaks. */
+function visible(text: string): { text: string; hidden: number } {
+  let hidden = 0;
+  let out = "";
+  for (const ch of text) {
+    const c = ch.codePointAt(0)!;
+    if (c !== 9 && c !== 10 && c !== 13 && isHiddenCodePoint(c)) {
+      hidden++;
+      out += `\\u{${c.toString(16).toUpperCase()}}`;
+    } else out += ch;
+  }
+  return { text: out, hidden };
 }
 
 export interface SkillServiceOptions {
@@ -63,7 +84,7 @@ function view(row: SkillRow): SkillView {
   const { manifest } = parseManifest(new TextEncoder().encode(row.manifest_json));
   return {
     name: row.name,
-    description: row.description,
+    description: displayText(row.description, SKILL_DESCRIPTION_MAX_CHARS),
     entry: row.entry,
     tool_id: `skill/${row.name}`,
     digest: row.digest,
@@ -107,11 +128,15 @@ export function createSkillService(opts: SkillServiceOptions) {
       const row = getSkillRow(opts.stateDb(agentId), requireName(name));
       if (!row) throw new AppError("skill_not_found");
       const { manifest } = parseManifest(new TextEncoder().encode(row.manifest_json));
+      const source = new TextDecoder().decode(row.script);
+      const shown = visible(source);
       return {
         ...view(row),
         manifest,
-        manifest_text: row.manifest_json,
-        source: new TextDecoder().decode(row.script),
+        manifest_text: visible(row.manifest_json).text,
+        source,
+        hidden_characters: shown.hidden,
+        source_visible: shown.text,
       };
     },
 

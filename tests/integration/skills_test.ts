@@ -111,6 +111,28 @@ Deno.test("skills API: install, list, inspect, remove; every refusal is its fixe
       },
     );
 
+    await t.step(
+      "inspect makes hidden characters of the source visible; the exact source stays",
+      async () => {
+        const sneaky = 'const ok = "admin\u202E\u2066";\tconsole.log(ok);\n';
+        const r = await install(
+          h,
+          skillArchive({ name: "sneaky", description: "a\u202Eb" }, sneaky),
+        );
+        assertEquals(r.status, 201);
+        assertEquals(r.body.skill.description, "a\\u{202E}b");
+        const d = await h.api("GET", `/api/agents/${h.agent}/skills/sneaky`);
+        assertEquals(d.body.skill.source, sneaky);
+        assertEquals(d.body.skill.hidden_characters, 2);
+        assertEquals(
+          d.body.skill.source_visible,
+          'const ok = "admin\\u{202E}\\u{2066}";\tconsole.log(ok);\n',
+        );
+        assert(d.body.skill.manifest_text.includes("a\\u{202E}b"));
+        assertEquals((await h.api("DELETE", `/api/agents/${h.agent}/skills/sneaky`)).status, 200);
+      },
+    );
+
     await t.step("16 skills per Agent: the 16th is accepted, the 17th is skill_limit", async () => {
       for (let i = 2; i <= SKILLS_PER_AGENT_MAX; i++) {
         const r = await install(h, skillArchive({ name: `s${i}` }, UPPER));
