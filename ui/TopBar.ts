@@ -15,6 +15,8 @@ export interface TopBarProps {
   onOpenModels?(): void;
   /** Opens the Extensions view [LC-5]. */
   onOpenExtensions?(): void;
+  /** Opens the Agent's Tasks panel [UI-11]. */
+  onOpenTasks?(): void;
 }
 
 export function TopBar(p: TopBarProps) {
@@ -33,6 +35,10 @@ export function TopBar(p: TopBarProps) {
       ${p.onOpenExtensions && html`
         <button type="button" class="btn btn-sm btn-ghost"
           data-testid="open-extensions" onClick=${p.onOpenExtensions}>Extensions</button>
+      `}
+      ${p.onOpenTasks && html`
+        <button type="button" class="btn btn-sm btn-ghost"
+          data-testid="open-tasks" onClick=${p.onOpenTasks}>Tasks</button>
       `}
       <button type="button" class=${`btn btn-sm btn-ghost ${p.detailsOpen ? "active" : ""}`}
         data-testid="toggle-details" aria-pressed=${p.detailsOpen}

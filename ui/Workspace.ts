@@ -13,6 +13,7 @@ import { AgentPanel, type AgentPanelTab } from "./AgentPanel.ts";
 import { Dialog } from "./Dialog.ts";
 import { ModelsView } from "./ModelsView.ts";
 import { ExtensionsView } from "./ExtensionsView.ts";
+import { TasksPanel } from "./TasksPanel.ts";
 import { ErrorToast } from "./ErrorToast.ts";
 import { MainPane } from "./MainPane.ts";
 import { ModelBanner } from "./ModelBanner.ts";
@@ -78,6 +79,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
   const [dialog, setDialog] = useState<DialogRequest | null>(null);
   const [modelsOpen, setModelsOpen] = useState(false);
   const [extensionsOpen, setExtensionsOpen] = useState(false);
+  const [tasksOpen, setTasksOpen] = useState(false);
   const [agentPanel, setAgentPanel] = useState<AgentPanelTab | null>(null);
   const [sending, setSending] = useState(false);
   const [focusTick, setFocusTick] = useState(0);
@@ -357,7 +359,8 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
           onOpenNav=${() => (setNavOpen(true), setDetailsOpen(false))}
           onToggleDetails=${() => detailsOpen ? setDetailsOpen(false) : openDetails(detailsRun)}
           onOpenModels=${() => setModelsOpen(true)}
-          onOpenExtensions=${() => setExtensionsOpen(true)} />
+          onOpenExtensions=${() => setExtensionsOpen(true)}
+          onOpenTasks=${agent ? () => setTasksOpen(true) : undefined} />
         ${modelDown &&
           html`<${ModelBanner} reason=${
             model.health?.reason ?? null
@@ -410,6 +413,15 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
       ${agentPanel && agent && html`
         <${AgentPanel} api=${api} agent=${agent} models=${model.models} tab=${agentPanel}
           onTab=${setAgentPanel} onClose=${() => setAgentPanel(null)} request=${request} />
+      `}
+      ${tasksOpen && agent && html`
+        <${TasksPanel} request=${request} agent=${agent} onClose=${() => setTasksOpen(false)}
+          onOpenRun=${(conv: string, runId: string) => {
+            setTasksOpen(false);
+            nav.selectConversation(conv);
+            setDetailsRun(runId);
+            setDetailsOpen(true);
+          }} />
       `}
       ${extensionsOpen && html`
         <${ExtensionsView} request=${request} agent=${agent}
