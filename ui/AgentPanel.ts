@@ -19,6 +19,7 @@ import { describeError } from "./lib/messages.ts";
 import type { Agent, ModelProfile, WorkspaceEntry, WorkspaceFile } from "./lib/types.ts";
 import type { Requester } from "./lib/endpoints.ts";
 import { SkillsView } from "./SkillsView.ts";
+import { RunnerSetting } from "./RunnerSetting.ts";
 
 export type AgentPanelTab = "settings" | "files" | "skills";
 
@@ -31,6 +32,8 @@ export interface AgentPanelProps {
   onClose(): void;
   /** The raw API door, for the Skills tab's archive upload [LC-3]. */
   request?: Requester;
+  /** The Agent changed here (runner binding) [LC-6]: the caller reloads it. */
+  onAgentChanged?(): void;
 }
 
 export function fmtBytes(n: number | null): string {
@@ -40,7 +43,12 @@ export function fmtBytes(n: number | null): string {
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-function Settings({ api, agent, models }: Omit<AgentPanelProps, "tab" | "onTab" | "onClose">) {
+function Settings(
+  { api, agent, models, request, onAgentChanged }: Omit<
+    AgentPanelProps,
+    "tab" | "onTab" | "onClose"
+  >,
+) {
   const [base, setBase] = useState<{ text: string; digest: string | null } | null>(null);
   const [text, setText] = useState("");
   const [diff, setDiff] = useState<string | null>(null);
@@ -95,6 +103,11 @@ function Settings({ api, agent, models }: Omit<AgentPanelProps, "tab" | "onTab" 
           ? "on (thinking models think before answering)"
           : "off"}</dd>
       </div>
+      ${request &&
+        html`
+          <${RunnerSetting} request=${request} agentId=${agent.id} runner=${agent.runner}
+            onChanged=${onAgentChanged} />
+        `}
       <div class="kv">
         <dt>Generation</dt>
         <dd>${agent.generation ?? "—"}</dd>
@@ -284,7 +297,10 @@ export function AgentPanel(p: AgentPanelProps) {
           )}
         </div>
         ${p.tab === "settings"
-          ? html`<${Settings} api=${p.api} agent=${p.agent} models=${p.models} />`
+          ? html`
+            <${Settings} api=${p.api} agent=${p.agent} models=${p.models}
+              request=${p.request} onAgentChanged=${p.onAgentChanged} />
+          `
           : p.tab === "skills" && p.request
           ? html`<${SkillsView} request=${p.request} agent=${p.agent} />`
           : html`<${Files} api=${p.api} agent=${p.agent} />`}

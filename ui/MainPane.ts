@@ -9,6 +9,7 @@ import { ApprovalList } from "./ApprovalList.ts";
 import { ChatView } from "./ChatView.ts";
 import { Composer, type ComposerProps } from "./Composer.ts";
 import { EmptyMain } from "./EmptyMain.ts";
+import { RunnerNotice } from "./RunnerNotice.ts";
 import type { ConversationState } from "./lib/use_conversation.ts";
 import type { HistoryActions } from "./lib/use_history_actions.ts";
 import type { RunView } from "./lib/run_store.ts";
@@ -18,6 +19,8 @@ import type { EventEnvelope, PendingPermission } from "./lib/types.ts";
 export interface MainPaneProps {
   agentId: string | null;
   agentName: string | null;
+  /** The Agent's external ACP runner, if bound [LC-6]. */
+  agentRunner?: string | null;
   convId: string | null;
   conversation: ConversationState;
   approvals: PendingPermission[];
@@ -42,14 +45,17 @@ export function MainPane(p: MainPaneProps) {
     <${Composer} ...${p.composer} focusKey=${p.convId ?? `agent:${p.agentId ?? ""}`}
       projection=${p.convId ? p.conversation.projection : null} />
   `;
+  const notice = p.agentRunner ? html`<${RunnerNotice} runner=${p.agentRunner} />` : null;
   if (!p.convId) {
     return html`
+      ${notice}
       <${EmptyMain} agentName=${p.agentName} onCreateConversation=${p.onCreateConversation} />
       ${p.agentId && composer}
     `;
   }
   const awaiting = new Set(p.approvals.map((a) => a.runId).filter((r) => r !== null));
   return html`
+    ${notice}
     <${ChatView} conversationId=${p.convId} turns=${p.conversation.turns}
       loaded=${p.conversation.loaded} loadError=${p.conversation.loadError}
       hasOlder=${p.conversation.hasOlder} loadingOlder=${p.conversation.loadingOlder}

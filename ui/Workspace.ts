@@ -369,7 +369,8 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
           <${ErrorToast} message=${error.message} code=${error.code}
             onDismiss=${() => setError(null)} />
         `}
-        <${MainPane} agentId=${agentId} agentName=${agent?.name ?? null} convId=${convId}
+        <${MainPane} agentId=${agentId} agentName=${agent?.name ?? null}
+          agentRunner=${agent?.runner ?? null} convId=${convId}
           conversation=${conversation} approvals=${approvals.forConversation} runs=${runViews}
           records=${records}
           renderer=${renderer} onCreateConversation=${createConversation}
@@ -412,7 +413,8 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
       ${dialog && html`<${Dialog} request=${dialog} onClose=${() => setDialog(null)} />`}
       ${agentPanel && agent && html`
         <${AgentPanel} api=${api} agent=${agent} models=${model.models} tab=${agentPanel}
-          onTab=${setAgentPanel} onClose=${() => setAgentPanel(null)} request=${request} />
+          onTab=${setAgentPanel} onClose=${() => setAgentPanel(null)} request=${request}
+          onAgentChanged=${() => loadAgents(agentId).catch(fail)} />
       `}
       ${tasksOpen && agent && html`
         <${TasksPanel} request=${request} agent=${agent} onClose=${() => setTasksOpen(false)}

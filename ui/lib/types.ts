@@ -34,6 +34,8 @@ export interface Agent {
   defaultModelId: string | null;
   /** Reasoning (`think`) for thinking models [MB-12]. */
   reasoning: boolean;
+  /** The external ACP runner its Turns run on (null: native) [LC-6]. */
+  runner: string | null;
 }
 
 /** One entry of a workspace directory (the operator's read-only browser). */
@@ -199,6 +201,7 @@ export function toAgent(v: unknown): Agent {
     unavailableReason: a.unavailable_reason,
     defaultModelId: a.default_model_id,
     reasoning: a.reasoning,
+    runner: a.runner,
   };
 }
 
