@@ -161,9 +161,9 @@ export function SkillsView({ request, agent }: SkillsViewProps) {
           <thead>
             <tr>
               <th>Skill</th>
-              <th>Arguments</th>
+              <th class="skill-wide">Arguments</th>
               <th>Policy</th>
-              <th>Archive</th>
+              <th class="skill-wide">Archive</th>
               <th></th>
             </tr>
           </thead>
@@ -172,9 +172,12 @@ export function SkillsView({ request, agent }: SkillsViewProps) {
               html`
                 <tr data-testid="skill" data-name=${s.name}>
                   <td><code>${s.tool_id}</code><div class="small muted">${s.description}</div></td>
-                  <td class="small">${s.args.join(", ") || "—"}</td>
+                  <td class="small skill-wide">${s.args.join(", ") || "—"}</td>
                   <td><span class="badge">ask</span></td>
-                  <td class="small"><code title=${s.digest}>${s.digest.slice(0, 12)}…</code>${" "}
+                  <td class="small skill-wide"><code title=${s.digest}>${s.digest.slice(
+                    0,
+                    12,
+                  )}…</code>${" "}
                     ${fmtSize(s.archive_bytes)}</td>
                   <td class="skill-actions">
                     <button type="button" class="btn btn-sm" data-testid="skill-inspect"

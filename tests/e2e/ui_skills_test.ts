@@ -70,6 +70,9 @@ Deno.test("the Skills tab installs a skill by upload, inspects and removes it; a
       (await page.textContent("[data-testid=skill-manifest]"))!.includes('"name":"reverse"'),
     );
     await page.screenshot({ path: `${shots}desktop-skills-inspect.png`, fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: `${shots}mobile-skills-inspect.png` });
+    await page.setViewportSize({ width: 1280, height: 900 });
     await page.keyboard.press("Escape");
     await page.waitForSelector("[data-testid=agent-panel]", { state: "detached" });
 
