@@ -90,8 +90,19 @@ export function TurnMenu(p: { turn: Turn; history: TurnHistoryProps }) {
     setOpen(false);
     f();
   };
+  // Light dismiss: focus leaving the menu, or Escape, closes it.
+  const onFocusOut = (e: FocusEvent) => {
+    const to = e.relatedTarget as Node | null;
+    if (!to || !(e.currentTarget as HTMLElement).contains(to)) setOpen(false);
+  };
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (e.key === "Escape" && open) {
+      e.stopPropagation();
+      setOpen(false);
+    }
+  };
   return html`
-    <span class="turn-menu">
+    <span class="turn-menu" onFocusOut=${onFocusOut} onKeyDown=${onKeyDown}>
       <button type="button" class="icon-btn icon-btn-sm" data-testid="turn-menu"
         aria-label="Turn actions" aria-haspopup="menu" aria-expanded=${open}
         onClick=${() => setOpen(!open)}><${Icon} name="more" /></button>

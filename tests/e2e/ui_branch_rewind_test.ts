@@ -13,6 +13,7 @@ import {
   createAgent,
   createConversation,
   openLoggedIn,
+  screenshotsAllSizes,
   send,
   settled,
   startUiEnv,
@@ -65,6 +66,7 @@ Deno.test("edit a past message and regenerate make branches that ‹ i/n › nav
     await waitForPos(page, "2/2");
     await settled(page);
     await page.screenshot({ path: `${screenshotDir()}desktop-21-branch-2-of-2.png` });
+    await screenshotsAllSizes(page, "27-branch-nav");
 
     // ‹ goes back to the original, in place; › returns.
     await page.click("[data-testid=branch-prev]");
@@ -77,6 +79,11 @@ Deno.test("edit a past message and regenerate make branches that ‹ i/n › nav
     await waitForMessages(page, ["first question", "second question, edited"]);
 
     // Regenerate the edited answer: a third alternative of the same message.
+    // The Turn menu closes on Escape (and when focus leaves it).
+    await (await page.$$("[data-testid=turn-menu]"))[1].click();
+    await page.waitForSelector("[data-testid=menu-regenerate]");
+    await page.keyboard.press("Escape");
+    await page.waitForSelector("[data-testid=menu-regenerate]", { state: "detached" });
     env.ollama.enqueue(text("Regenerated answer."));
     await (await page.$$("[data-testid=turn-menu]"))[1].click();
     await page.click("[data-testid=menu-regenerate]");
@@ -146,6 +153,7 @@ Deno.test("rewind to here shows the plan, restores the files and opens the branc
     assertEquals(plan, ["log.md:changed_since", "notes.md:revert", "todo.md:revert"]);
     await settled(page);
     await page.screenshot({ path: `${screenshotDir()}desktop-24-rewind-plan.png` });
+    await screenshotsAllSizes(page, "28-rewind-plan");
     const before = await page.evaluate(() => location.hash);
     await page.click("[data-testid=rewind-confirm]");
     await page.waitForSelector("text=Rewound");

@@ -13,6 +13,7 @@ import { codeOf } from "../helpers/agents_api.ts";
 import { newConversation, type RunHarness, startRunHarness, submit } from "../helpers/runs.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
 import { CHECKPOINT_MAX_ENV } from "../helpers/test_server_entry.ts";
+import { startFakeOllama } from "../../tools/fake_ollama/server.ts";
 
 function ws(h: RunHarness): string {
   return `${h.server.home}/data/agents/${h.agent}/workspace`;
@@ -263,9 +264,11 @@ Deno.test("rewind restores files changed in two later Turns and leaves one chang
   }
 });
 
-Deno.test("the per-Agent checkpoint bound expires the oldest at limit + 1, visibly", async () => {
+Deno.test("the per-Agent checkpoint bound expires the oldest at limit + 1, visibly, across a restart", async () => {
   // 20 bytes: two 10-byte checkpoints fit exactly; one more byte expires the oldest.
-  const h = await startRunHarness({ env: { [CHECKPOINT_MAX_ENV]: "20" } });
+  const env = { [CHECKPOINT_MAX_ENV]: "20" };
+  const ollama = await startFakeOllama();
+  let h = await startRunHarness({ env, ollama });
   try {
     const dir = ws(h);
     for (const n of ["p", "q", "r"]) Deno.writeTextFileSync(`${dir}/${n}.txt`, "0123456789");
@@ -282,9 +285,26 @@ Deno.test("the per-Agent checkpoint bound expires the oldest at limit + 1, visib
     );
     h.ollama.enqueue(read("r.txt"), write("r.txt", "R"), scenarios.text("3"));
     await turnApproving(h, conv, "r");
-    const past = await h.api("POST", rewindUrl(h, conv), { turn_id: t1.id, confirm: true });
+    // Checkpoints are durable: a restarted server plans and rewinds from them.
+    await h.server.stop();
+    h = await startRunHarness({ env, home: h.server.home, ollama });
+    const past = await h.api("POST", rewindUrl(h, conv), { turn_id: t1.id });
     assertEquals(
-      past.body.files.map((f: { path: string; status: string; reverted: boolean }) =>
+      past.body.files.map((f: { path: string; status: string }) => `${f.path}:${f.status}`),
+      ["p.txt:expired", "q.txt:revert", "r.txt:revert"],
+    );
+    // At the Conversation cap the rewind cannot branch: refused before any file is touched.
+    const have = (await h.api("GET", `/api/agents/${h.agent}/sessions`)).body.sessions.length;
+    const extra: string[] = [];
+    for (let i = have; i < 100; i++) extra.push(await newConversation(h));
+    const full = await h.api("POST", rewindUrl(h, conv), { turn_id: t1.id, confirm: true });
+    assertEquals(full.status, 409);
+    assertEquals(codeOf(full), "conversation_limit");
+    assertEquals(Deno.readTextFileSync(`${dir}/q.txt`), "Q");
+    await h.api("DELETE", `/api/agents/${h.agent}/sessions/${extra[0]}`);
+    const done = await h.api("POST", rewindUrl(h, conv), { turn_id: t1.id, confirm: true });
+    assertEquals(
+      done.body.files.map((f: { path: string; status: string; reverted: boolean }) =>
         `${f.path}:${f.status}:${f.reverted}`
       ),
       ["p.txt:expired:false", "q.txt:revert:true", "r.txt:revert:true"],
@@ -294,6 +314,7 @@ Deno.test("the per-Agent checkpoint bound expires the oldest at limit + 1, visib
     assertEquals(Deno.readTextFileSync(`${dir}/r.txt`), "9");
   } finally {
     await h.close();
+    await ollama.close();
   }
 });
 
