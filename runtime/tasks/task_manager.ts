@@ -48,6 +48,7 @@ import {
   interruptRunningTasks,
   listTasks,
   pruneTasks,
+  setSpooledBytes,
   type TaskRow,
   type TaskStatus,
 } from "./task_store.ts";
@@ -150,6 +151,10 @@ export class TaskManager {
         const db = this.#o.db(agentId);
         const ids = interruptRunningTasks(db, this.#now());
         if (ids.length > 0) this.#o.log.info("tasks.interrupted", { count: ids.length });
+        for (const id of ids) {
+          const size = spoolSize(`${this.#root(agentId, id)}/output.log`);
+          if (size > 0) setSpooledBytes(db, id, size);
+        }
         const dir = `${this.#o.root}/${agentRuntimeRel(agentId)}/tasks`;
         for (const e of readDirOrEmpty(dir)) {
           if (!isValidId(e)) continue;
@@ -505,6 +510,15 @@ export class TaskManager {
     if (k && k.agentId === agentId) return { ok: true, exec: k.exec };
     if (getTask(this.#o.db(agentId), taskId) === null) return { ok: false, code: "task_not_found" };
     return { ok: false, code: "change_set_not_found" };
+  }
+}
+
+function spoolSize(path: string): number {
+  try {
+    return Deno.statSync(path).size;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return 0;
+    throw err;
   }
 }
 

@@ -139,6 +139,11 @@ export function interruptRunningTasks(db: DatabaseSync, now: number): string[] {
   });
 }
 
+/** The output a Task interrupted by a crash had spooled (its counters were never written). */
+export function setSpooledBytes(db: DatabaseSync, id: string, bytes: number): void {
+  db.prepare("UPDATE tasks SET output_bytes = max(output_bytes, ?) WHERE id = ?").run(bytes, id);
+}
+
 /**
  * Retention [EX-6]: finished Tasks beyond the newest TASKS_RETAINED_PER_AGENT, and those
  * that ended more than TASK_RETENTION_MS ago, are deleted. Returns the deleted ids.

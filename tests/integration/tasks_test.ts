@@ -419,7 +419,7 @@ Deno.test("a restart interrupts running Tasks, re-runs nothing and applies reten
     try {
       const t = await getTask(h2, id);
       assertEquals(t.status, "interrupted");
-      assertEquals(t.output_tail, "up\n");
+      assertEquals([t.output_tail, t.output_bytes], ["up\n", 3]);
       // Nothing re-ran: no process, and its scratch copy is gone (only the spool stays).
       assertEquals(pidsRunning(["sleep", "3607"]), []);
       assertEquals(entries(taskRoot(h2, id)), ["output.log"]);
@@ -508,5 +508,31 @@ Deno.test("a fifth active Task in the server is tasks_busy; foreground commands 
     }
   } finally {
     await h.close();
+  }
+});
+
+Deno.test("a graceful stop ends running Tasks interrupted with no process left", async () => {
+  const ollama = await startFakeOllama();
+  try {
+    const h = await startRunHarness({ ollama });
+    const conv = await newConversation(h);
+    h.ollama.enqueue(bg(["sh", "-c", "echo on; sleep 3660"]), scenarios.text("ok"));
+    const frames = await turn(h, conv, "long job");
+    const id = JSON.parse(completed(frames, "call-1").result).task_id;
+    await waitTask(h, id, (x) => x.output_tail === "on\n");
+    await waitFor("the Task's sleep", () => pidsRunning(["sleep", "3660"]).length === 1);
+    assertEquals(await h.server.stop(), 0);
+    assertEquals(pidsRunning(["sleep", "3660"]), []);
+    const h2 = await startRunHarness({ ollama, home: h.server.home });
+    try {
+      const t = await getTask(h2, id);
+      assertEquals([t.status, t.output_tail, t.output_bytes], ["interrupted", "on\n", 3]);
+      assertEquals(entries(taskRoot(h2, id)), ["output.log"]);
+      assertEquals(pidsRunning(["sleep", "3660"]), []);
+    } finally {
+      await h2.close();
+    }
+  } finally {
+    await ollama.close();
   }
 });

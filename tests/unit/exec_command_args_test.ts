@@ -9,6 +9,7 @@ import {
   COMMAND_ARG_MAX_ITEM_BYTES,
   COMMAND_ARGV_MAX_ITEMS,
   COMMAND_ARGV_MAX_TOTAL_BYTES,
+  TASK_WALL_MAX_MS,
 } from "../../runtime/limits.ts";
 
 const code = (args: Record<string, unknown>) => {
@@ -61,4 +62,20 @@ Deno.test("cwd is a canonical workspace-relative path; timeout_s is 1..120", () 
   assertEquals(code({ argv: ["true"], timeout_s: 121 }), "tool_invalid_arguments");
   const r = checkCommandArgs({ argv: ["true"] });
   assertEquals(r.ok && r.request.timeoutS, 60);
+});
+
+Deno.test("background: a boolean; its timeout_s is 1..1800 (default 1800) [EX-6]", () => {
+  const req = (args: Record<string, unknown>) => {
+    const r = checkCommandArgs({ argv: ["true"], ...args }, { denoPath: "/opt/deno" });
+    return r.ok ? [r.request.background, r.request.timeoutS] : r.code;
+  };
+  assertEquals(req({}), [false, 60]);
+  assertEquals(req({ background: false, timeout_s: 120 }), [false, 120]);
+  assertEquals(req({ background: false, timeout_s: 121 }), "tool_invalid_arguments");
+  assertEquals(req({ background: true }), [true, TASK_WALL_MAX_MS / 1000]);
+  assertEquals(req({ background: true, timeout_s: 1 }), [true, 1]);
+  assertEquals(req({ background: true, timeout_s: 1800 }), [true, 1800]);
+  assertEquals(req({ background: true, timeout_s: 1801 }), "tool_invalid_arguments");
+  assertEquals(req({ background: true, timeout_s: 0 }), "tool_invalid_arguments");
+  assertEquals(req({ background: "yes" }), "tool_invalid_arguments");
 });
