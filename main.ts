@@ -15,9 +15,11 @@ Usage: agent-builder <command> [options]
 Commands:
   serve [--host 127.0.0.1] [--port 20815] [--home DIR] [--ollama URL]
         [--model NAME]... [--default-model NAME] [--max-window N] [--runner-user nobody]
+        [--worker-pool 2]
                           serve the web UI and API (--model, repeatable ≤ 32: the catalog is
                           exactly these models, in order; default: every model Ollama has;
-                          as root, Workers and commands run as --runner-user)
+                          as root, Workers and commands run as --runner-user; --worker-pool
+                          0..4 confined Workers wait pre-warmed for the next Runs)
         [--mcp NAME=URL]... [--mcp-allow-ip ADDR]... [--mcp-ca NAME=FILE]...
                           MCP servers (≤ 8; https, or http to an allowlisted IP literal);
                           each Agent enables them in Extensions (default none)

@@ -74,6 +74,8 @@ export interface AppOptions {
   extensions?: { cli: { name: string; url: string; ca?: string }[]; allowIps: string[] };
   /** `--acp-runner NAME=COMMAND` runners [LC-6]. @default none */
   acpRunners?: readonly RunnerSpec[];
+  /** `--worker-pool N`: pre-warmed Workers [PF-1]. @default 0 */
+  workerPool?: number;
 }
 
 export interface App {
@@ -174,6 +176,7 @@ export function createApp(opts: AppOptions): App {
       extract: extractText,
     }),
     tasks,
+    workerPool: opts.workerPool,
   });
   agents.attachRunControl({
     cancelAgentWork: async (id, why) => {

@@ -226,6 +226,13 @@ export const RUN_TREE_ENTRIES_MAX = 1024; // [SB-6]
 export const RUN_TREE_LOGICAL_BYTES_MAX = 16 * MiB;
 export const RUN_TREE_ALLOCATED_BYTES_MAX = 32 * MiB;
 export const RUN_TREE_CHECK_INTERVAL_MS = 1000;
+/** Pre-warmed Workers [PF-1]: `serve --worker-pool N`, default 2, at most 4. */
+export const WORKER_POOL_DEFAULT = 2;
+export const WORKER_POOL_MAX = 4;
+/** A pooled Worker idle this long is retired and replaced (its own first-frame wait is longer). */
+export const WORKER_POOL_IDLE_MAX_MS = 10 * 60 * 1000;
+export const WORKER_POOL_RETRY_MIN_MS = 500;
+export const WORKER_POOL_RETRY_MAX_MS = 30 * 1000;
 
 // ── Tools [TL] ───────────────────────────────────────────────────────────────
 export const TOOL_RESULT_PROJECTION_MAX_BYTES = 4096; // [TL-3]

@@ -7,7 +7,14 @@ import { type AppOptions, createApp } from "../app.ts";
 import { AppError } from "../errors.ts";
 import { resolveHome } from "../home.ts";
 import { acquireInstanceLock } from "../instance.ts";
-import { DEFAULT_HOST, DEFAULT_OLLAMA_URL, DEFAULT_PORT, MCP_SERVERS_MAX } from "../limits.ts";
+import {
+  DEFAULT_HOST,
+  DEFAULT_OLLAMA_URL,
+  DEFAULT_PORT,
+  MCP_SERVERS_MAX,
+  WORKER_POOL_DEFAULT,
+  WORKER_POOL_MAX,
+} from "../limits.ts";
 import { parseMcpFlag } from "../extensions/service.ts";
 import { parseAllowIp } from "../extensions/net_rules.ts";
 import { parseRunnerFlags, RunnerFlagError } from "../acp/runners.ts";
@@ -104,8 +111,24 @@ export async function serveCommand(argv: string[], hooks: ServeHooks = {}): Prom
     throw err;
   }
   const a = parseArgs(rest, {
-    flags: ["host", "port", "home", "ollama", "default-model", "max-window", "runner-user"],
+    flags: [
+      "host",
+      "port",
+      "home",
+      "ollama",
+      "default-model",
+      "max-window",
+      "runner-user",
+      "worker-pool",
+    ],
   });
+  // Pre-warmed Workers [PF-1]: 0 (every Run spawns its own) .. WORKER_POOL_MAX.
+  const workerPool = a.flags["worker-pool"] === undefined
+    ? WORKER_POOL_DEFAULT
+    : Number(a.flags["worker-pool"]);
+  if (!Number.isInteger(workerPool) || workerPool < 0 || workerPool > WORKER_POOL_MAX) {
+    throw new UsageError(`--worker-pool must be 0..${WORKER_POOL_MAX}`);
+  }
   // The account Workers and runners switch to when this server runs as root [SB-7, EX-1].
   const runnerUser = a.flags["runner-user"] ?? DEFAULT_SANDBOX_USER;
   if (!configureSandboxUser(runnerUser)) {
@@ -153,7 +176,16 @@ export async function serveCommand(argv: string[], hooks: ServeHooks = {}): Prom
   }
   ensurePrivateDir(home.root, ".runtime/control-plane");
   const log = createFileLogger({ path: `${home.root}/.runtime/control-plane/server.log` });
-  const app = createApp({ home, log, ollamaUrl, catalog, extensions, acpRunners, ...hooks });
+  const app = createApp({
+    home,
+    log,
+    ollamaUrl,
+    catalog,
+    extensions,
+    acpRunners,
+    workerPool,
+    ...hooks,
+  });
   reloadToken = () => app.gateway.reloadToken();
   const server = await startServer({
     hostname: host,

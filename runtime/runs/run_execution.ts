@@ -2,9 +2,10 @@
  * Execution of one admitted Run [SB-1, SB-5, EV-1, CV-2]: Run root, confined
  * Worker, the Turn, the terminal, the Worker's end.
  *
- * What this file enforces: the Run root exists before the Worker is spawned
- * (confined and attested by the supervisor; no unsandboxed fallback); a Run
- * aborted while its Worker started gets no turn frame; the Run deadline
+ * What this file enforces: the Run's Worker is a never-used one, confined and
+ * attested by the supervisor (no unsandboxed fallback), taken from the pool
+ * or spawned on demand, whose root becomes the Run root; a Run aborted while
+ * its Worker was being taken gets no turn frame; the Run deadline
  * aborts the Run (`model_turn_deadline`); exactly one terminal is recorded,
  * after which the Run is no longer active; a Worker that exits mid-Turn cuts
  * its in-flight model call at once [OP-5]; the Worker is then closed (killed
@@ -32,7 +33,11 @@ import type { TaskManager } from "../tasks/task_manager.ts";
 import { errorName } from "../log.ts";
 import type { DocumentsPort } from "../documents/documents.ts";
 
-export type SpawnWorker = (runRoot: string) => Promise<WorkerHandle<WorkerToControl>>;
+/**
+ * A never-used confined Worker claimed for `runRoot` (absent; its parent exists)
+ * with the Run's deadline armed [PF-1].
+ */
+export type TakeWorker = (runRoot: string) => Promise<WorkerHandle<WorkerToControl>>;
 
 /** What every Run of a service shares. */
 export interface ExecutionDeps {
@@ -40,7 +45,7 @@ export interface ExecutionDeps {
   broker: ModelBroker;
   log: Logger;
   now: () => number;
-  spawnWorker: SpawnWorker;
+  takeWorker: TakeWorker;
   workspaceDir(agentId: string): string;
   /** The runner [EX-1]; null ⇒ the exec tools are denied. */
   runner: RunnerPort | null;
@@ -76,8 +81,8 @@ export async function executeRun(
   recorder: RunRecorder,
   x: AdmittedRun,
 ): Promise<void> {
-  const rootRel = `${agentRuntimeRel(run.agentId)}/runs/${run.runId}`;
-  const runRoot = `${deps.home.root}/${rootRel}`;
+  const runsRel = `${agentRuntimeRel(run.agentId)}/runs`;
+  const runRoot = `${deps.home.root}/${runsRel}/${run.runId}`;
   const timer = setTimeout(
     () => deps.abort(run.runId, "deadline"),
     Math.max(0, x.deadline - deps.now()),
@@ -96,8 +101,8 @@ export async function executeRun(
     checkpointMaxBytes: x.approvals.checkpointMaxBytes,
   });
   try {
-    ensurePrivateDir(deps.home.root, rootRel);
-    const w = await deps.spawnWorker(runRoot);
+    ensurePrivateDir(deps.home.root, runsRel);
+    const w = await deps.takeWorker(runRoot);
     worker = w;
     hooks.attachWorker(w);
     // [OP-5] The Worker's exit (crash, kill, a supervisor bound) cuts its model call at once.

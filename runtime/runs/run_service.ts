@@ -39,16 +39,17 @@ import {
 import type { Logger } from "../log.ts";
 import type { ModelBroker } from "../model/types.ts";
 import { utf8Bytes } from "../protocol/digest.ts";
-import { parseWorkerFrame } from "../protocol/worker_frames.ts";
+import { parseWorkerFrame, type WorkerToControl } from "../protocol/worker_frames.ts";
 import { getRun } from "../store/run_store.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
 import { sealCatalog, type ToolCatalog } from "../tools/catalog.ts";
 import { spawnConfinedWorker } from "../worker/supervisor.ts";
+import { WorkerPool } from "../worker/pool.ts";
 import { ActiveRuns } from "./active_runs.ts";
 import { Approvals, type Decision } from "./approvals.ts";
 import { recoverRuns } from "./recovery.ts";
 import { beginRun, lowerLimits, turnSnapshot } from "./run_begin.ts";
-import { executeRun, type SpawnWorker } from "./run_execution.ts";
+import { executeRun, type TakeWorker } from "./run_execution.ts";
 import type { RunnerPort } from "../exec/run_exec.ts";
 import type { TaskManager } from "../tasks/task_manager.ts";
 import type { DocumentsPort } from "../documents/documents.ts";
@@ -58,7 +59,7 @@ import { RunRecorder } from "./run_recorder.ts";
 import { NO_RUN_TEST_HOOKS, type RunTestHooks } from "./test_hooks.ts";
 
 export { CANCEL_GRACE_MS } from "../limits.ts";
-export type { SpawnWorker } from "./run_execution.ts";
+export type { TakeWorker } from "./run_execution.ts";
 
 export interface RunServiceOptions {
   home: HomeLayout;
@@ -67,8 +68,8 @@ export interface RunServiceOptions {
   log: Logger;
   /** @default the built-in sealed catalog */
   catalog?: ToolCatalog;
-  /** @default spawnConfinedWorker with the production worker command */
-  spawnWorker?: SpawnWorker;
+  /** Pre-warmed Workers [PF-1] (0 = every Run spawns its own). @default 0 */
+  workerPool?: number;
   /** @default Date.now */
   now?: () => number;
   /** @default RUN_DEADLINE_MS */
@@ -157,13 +158,15 @@ export function createRunService(opts: RunServiceOptions): RunService {
   /** Plans of the most recent Runs for inspection [CX-4]; older Runs answer from run.started. */
   const plans = new Map<string, ContextPlan>();
   let shuttingDown = false;
-  const spawnWorker: SpawnWorker = opts.spawnWorker ?? ((runRoot) =>
-    spawnConfinedWorker({
-      runRoot,
-      deadlineMs: deadlineMs + 10_000,
-      log: opts.log,
-      parseFrame: parseWorkerFrame,
-    }));
+  const workers = new WorkerPool<WorkerToControl>({
+    root: opts.home.root,
+    size: opts.workerPool ?? 0,
+    log: opts.log,
+    spawn: (workerRoot) =>
+      spawnConfinedWorker({ runRoot: workerRoot, log: opts.log, parseFrame: parseWorkerFrame }),
+  });
+  workers.start();
+  const takeWorker: TakeWorker = (runRoot) => workers.take(runRoot, deadlineMs + 10_000);
 
   function rememberPlan(runId: string, plan: ContextPlan): void {
     plans.set(runId, plan);
@@ -194,7 +197,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
     broker: opts.broker,
     log: opts.log,
     now,
-    spawnWorker,
+    takeWorker,
     workspaceDir,
     runner: opts.runner ?? null,
     mcp: opts.mcp ?? null,
@@ -355,6 +358,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
       shuttingDown = true;
       await active.abortAll("shutdown", SHUTDOWN_GRACE_MS);
       await opts.acp?.close();
+      await workers.shutdown();
     },
     recover: () => recoverRuns({ home: opts.home, agents: opts.agents, log: opts.log, now }),
     approvalDecided(agentId, id, decision) {

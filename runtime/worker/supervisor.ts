@@ -91,8 +91,11 @@ export interface WorkerCommandSpec {
 export interface SpawnWorkerOptions<T> {
   /** Existing Run root (absolute); read-only for the Worker, removed at terminal. */
   runRoot: string;
-  /** Wall-clock bound from spawn to kill. */
-  deadlineMs: number;
+  /**
+   * Wall-clock bound from attestation to kill. A pooled Worker has none until
+   * `claim` arms it for its Run. @default none
+   */
+  deadlineMs?: number;
   log: Logger;
   /** Validates inbound work frames. */
   parseFrame: FrameParser<T>;
@@ -117,6 +120,13 @@ export interface WorkerHandle<T> {
   cancel(graceMs?: number): Promise<WorkerExit>;
   kill(reason: WorkerExitReason): Promise<WorkerExit>;
   readonly exited: Promise<WorkerExit>;
+  /**
+   * Hands a pooled Worker to its Run: renames its root to `runRoot` (which must
+   * not exist; same filesystem, so the Worker's cwd and Landlock rules follow
+   * the directory), then watches and removes that root and arms the deadline.
+   * On failure the Worker is killed and the error rethrown.
+   */
+  claim(runRoot: string, deadlineMs: number): Promise<void>;
 }
 
 /** Where the pinned Deno keeps its module cache (passed explicitly to the Worker). */
@@ -322,14 +332,23 @@ export async function spawnConfinedWorker<T>(
   pidfd = Number(pfd.ret);
   opts.log.info("worker_attested", { pid, threads: snap.tasks.size });
 
-  const deadline = setTimeout(() => hardKill("deadline"), opts.deadlineMs);
+  let root = opts.runRoot;
+  let deadline: ReturnType<typeof setTimeout> | undefined;
+  const armDeadline = (ms: number) => {
+    clearTimeout(deadline);
+    deadline = setTimeout(() => hardKill("deadline"), ms);
+  };
+  if (opts.deadlineMs !== undefined) armDeadline(opts.deadlineMs);
   let scanning = false;
   const watch = setInterval(() => {
     if (scanning) return;
     scanning = true;
-    measureRunTree(opts.runRoot).then((usage) => {
+    const measured = root;
+    measureRunTree(measured).then((usage) => {
       if (runTreeOverLimit(usage)) hardKill("tree_limit");
     }, (err: unknown) => {
+      // A scan that raced `claim`'s rename measured a path that moved: the next one counts.
+      if (measured !== root) return;
       // Fail closed: a Run tree that cannot be measured ends the Worker.
       opts.log.error("run_tree_watch_failed", { pid, error: errorName(err) });
       hardKill("tree_limit");
@@ -350,7 +369,7 @@ export async function spawnConfinedWorker<T>(
     await writer.close().catch(ignoreClosedPipe);
     await reader.cancel().catch(ignoreClosedPipe);
     if (opts.removeRunRoot ?? true) {
-      await Deno.remove(opts.runRoot, { recursive: true }).catch((err: unknown) => {
+      await Deno.remove(root, { recursive: true }).catch((err: unknown) => {
         // Already gone is fine; anything else is reported, and the exit still resolves
         // so the Run reaches its terminal state.
         if (!(err instanceof Deno.errors.NotFound)) {
@@ -413,6 +432,18 @@ export async function spawnConfinedWorker<T>(
     kill(why) {
       hardKill(why);
       return exited;
+    },
+    async claim(runRoot, deadlineMs) {
+      if (reaped) throw new AppError("worker_crashed", "worker already exited");
+      try {
+        // Synchronous: no watch scan starts between the rename and the assignment.
+        Deno.renameSync(root, runRoot);
+      } catch (err) {
+        hardKill("killed");
+        throw err;
+      }
+      root = runRoot;
+      armDeadline(deadlineMs);
     },
   };
 }

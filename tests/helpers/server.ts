@@ -77,6 +77,9 @@ export async function startTestServer(opts: StartServerOptions = {}): Promise<Se
         String(port),
         "--home",
         home,
+        // Tests start many servers: no pre-warmed Workers unless a test asks for them
+        // (tests/integration/worker_pool_test.ts does) [PF-1].
+        ...(opts.args?.includes("--worker-pool") ? [] : ["--worker-pool", "0"]),
         ...(opts.args ?? []),
       ],
       stdin: "null",

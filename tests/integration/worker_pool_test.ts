@@ -1,0 +1,158 @@
+/**
+ * [PF-1] The pre-warmed Worker pool against the real server, real confined
+ * Workers and the scripted model: pooled Workers are confined on every thread
+ * (seccomp, no_new_privs, no capabilities, the sandbox uid) before any Run
+ * takes one and hold nothing of an Agent; a Run takes a pooled Worker, which
+ * is never used again; the pool refills after a take and after a crash; a
+ * stopped server leaves no Worker behind.
+ */
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { newConversation, readSse, startRunHarness, submit, waitTurn } from "../helpers/runs.ts";
+import { childrenOf, exited, waitFor, workerOfRun } from "../helpers/worker_procs.ts";
+import { parseStatus, readProcSnapshot } from "../../sandbox/attestation.ts";
+import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
+
+/** The server's pooled (not yet taken) Workers: children whose cwd is a pool root. */
+function pooledWorkers(serverPid: number, home: string): number[] {
+  const out: number[] = [];
+  for (const pid of childrenOf(serverPid)) {
+    try {
+      if (Deno.readLinkSync(`/proc/${pid}/cwd`).startsWith(`${home}/.runtime/workers/`)) {
+        out.push(pid);
+      }
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    }
+  }
+  return out.sort();
+}
+
+/** What keeps `pid` from being confined on every thread (empty when it is). */
+function confinementProblems(pid: number): string[] {
+  const snap = readProcSnapshot(pid);
+  if (snap === null) return [`Worker ${pid} does not exist`];
+  const problems: string[] = [];
+  for (const [tid, text] of snap.tasks) {
+    const st = parseStatus(text);
+    const where = `Worker ${pid} thread ${tid}`;
+    if (st.get("Seccomp") !== "2") problems.push(`${where}: Seccomp ${st.get("Seccomp")}`);
+    if (st.get("NoNewPrivs") !== "1") problems.push(`${where}: NoNewPrivs ${st.get("NoNewPrivs")}`);
+    for (const cap of ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"]) {
+      if (st.get(cap) !== "0000000000000000") problems.push(`${where}: ${cap} ${st.get(cap)}`);
+    }
+    if (st.get("Uid")!.split(/\s+/).includes("0")) problems.push(`${where}: uid 0`);
+  }
+  return problems;
+}
+
+function assertConfinedOnAllThreads(pid: number): void {
+  assertEquals(confinementProblems(pid), [], `Worker ${pid} is confined on every thread`);
+}
+
+/**
+ * Two pooled Workers that finished starting. A pooled Worker is still starting
+ * (stage 1, not yet confined) for a moment after it appears; the pool hands out
+ * only attested ones, so the test waits for that state before it looks.
+ */
+async function waitForReadyPool(serverPid: number, home: string): Promise<number[]> {
+  let pool: number[] = [];
+  await waitFor("two confined pooled Workers", () => {
+    pool = pooledWorkers(serverPid, home);
+    return pool.length === 2 && pool.every((pid) => confinementProblems(pid).length === 0);
+  });
+  return pool;
+}
+
+Deno.test("pooled Workers are confined before use, each serves one Run, and the pool refills after takes and crashes", async () => {
+  const h = await startRunHarness({ args: ["--worker-pool", "2"] });
+  const serverPid = h.server.child.pid;
+  const home = h.server.home;
+  try {
+    let pool = await waitForReadyPool(serverPid, home);
+    for (const pid of pool) {
+      // Its root is empty and belongs to no Agent.
+      const cwd = Deno.readLinkSync(`/proc/${pid}/cwd`);
+      assertEquals([...Deno.readDirSync(cwd)], [], "a pooled Worker's root is empty");
+    }
+
+    // A Run takes a pooled Worker: one that never answers holds it while we look.
+    const conv = await newConversation(h);
+    h.ollama.enqueue({ kind: "stream", steps: [{ hang: true }] });
+    const held = await submit(h, conv, "held while the test looks at its Worker");
+    assertEquals(held.status, 202);
+    let w: number | null = null;
+    await waitFor(
+      "the Run's Worker",
+      () => (w = workerOfRun(serverPid, held.body.run_id)) !== null,
+    );
+    assert(pool.includes(w!), `the Run's Worker ${w} is one that waited in the pool (${pool})`);
+    assertConfinedOnAllThreads(w!);
+    // Its model call is under way (so the held script is consumed) before the cancel.
+    await h.ollama.waitForChat(0);
+    const c = await h.api("POST", `/api/agents/${h.agent}/runs/${held.body.run_id}/cancel`);
+    assert(c.status < 300, `cancel: ${c.status}`);
+    assertEquals((await readSse(h, held.body.run_id)).at(-1)!.event, "run.cancelled");
+    await waitFor("the Run's Worker is gone", () => exited(w!));
+    // A replacement was started; the used Worker is never pooled again.
+    pool = await waitForReadyPool(serverPid, home);
+    assert(!pool.includes(w!), "the used Worker is not in the pool");
+
+    // A pooled Worker serves a whole Turn to completion.
+    h.ollama.enqueue(scenarios.text("answered by a pre-warmed Worker"));
+    const r = await submit(h, conv, "answer normally");
+    assertEquals(r.status, 202);
+    assertEquals((await readSse(h, r.body.run_id)).at(-1)!.event, "run.completed");
+    const turn = await waitTurn(h, conv, r.body.run_id);
+    assertEquals(turn.state, "completed");
+    pool = await waitForReadyPool(serverPid, home);
+
+    // A pooled Worker that dies is replaced by a new one.
+    const victim = pool[0];
+    Deno.kill(victim, "SIGKILL");
+    await waitFor("the dead Worker is gone", () => exited(victim));
+    pool = await waitForReadyPool(serverPid, home);
+    assert(!pool.includes(victim), "the dead Worker was replaced");
+
+    // Shutdown shrinks the pool to zero: no Worker outlives the server.
+    const last = [...pool];
+    assertEquals(await h.server.stop(), 0);
+    for (const pid of last) assert(exited(pid), `pooled Worker ${pid} is gone after shutdown`);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("with an empty pool a Run spawns its own Worker (the cold path) and nothing waits pooled", async () => {
+  const h = await startRunHarness({ args: ["--worker-pool", "0"] });
+  try {
+    const conv = await newConversation(h);
+    h.ollama.enqueue(scenarios.text("cold"));
+    const r = await submit(h, conv, "cold start");
+    assertEquals(r.status, 202);
+    const frames = await readSse(h, r.body.run_id);
+    assertEquals(frames.at(-1)!.event, "run.completed");
+    assertEquals(pooledWorkers(h.server.child.pid, h.server.home), []);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("--worker-pool outside 0..4 is a usage error", async () => {
+  for (const bad of ["5", "-1", "two"]) {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--quiet",
+        new URL("../../main.ts", import.meta.url).pathname,
+        "serve",
+        "--worker-pool",
+        bad,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assertEquals(out.code, 2, `--worker-pool ${bad}`);
+    assert(new TextDecoder().decode(out.stderr).includes("--worker-pool must be 0..4"));
+  }
+});
