@@ -108,7 +108,7 @@ export class WorkerPool<T> {
         : await this.#opts.spawn(this.#newRoot());
     }
     this.#fill();
-    await worker.claim(runRoot, deadlineMs);
+    worker.claim(runRoot, deadlineMs);
     return worker;
   }
 

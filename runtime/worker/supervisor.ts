@@ -126,7 +126,7 @@ export interface WorkerHandle<T> {
    * the directory), then watches and removes that root and arms the deadline.
    * On failure the Worker is killed and the error rethrown.
    */
-  claim(runRoot: string, deadlineMs: number): Promise<void>;
+  claim(runRoot: string, deadlineMs: number): void;
 }
 
 /** Where the pinned Deno keeps its module cache (passed explicitly to the Worker). */
@@ -433,7 +433,7 @@ export async function spawnConfinedWorker<T>(
       hardKill(why);
       return exited;
     },
-    async claim(runRoot, deadlineMs) {
+    claim(runRoot, deadlineMs) {
       if (reaped) throw new AppError("worker_crashed", "worker already exited");
       try {
         // Synchronous: no watch scan starts between the rename and the assignment.
