@@ -3,6 +3,7 @@
  * services, and assembles the route table. Everything here is passed down
  * explicitly (no module singletons) so tests can build an App on a temp home.
  */
+import { createModelTokenizers } from "./context/model_tokenizers.ts";
 import { REGISTRY_MIGRATIONS } from "../migrations/registry/index.ts";
 import { agentDataRel, ensureHomeSkeleton, type HomeLayout } from "./home.ts";
 import type { Logger } from "./log.ts";
@@ -161,6 +162,7 @@ export function createApp(opts: AppOptions): App {
     wallMs: opts.taskWallMs ?? null,
   });
   tasks.recover(agents.list().filter((a) => a.state === "active").map((a) => a.id));
+  const tokenizers = createModelTokenizers(model);
   const runs = createRunService({
     home: opts.home,
     agents,
@@ -169,6 +171,7 @@ export function createApp(opts: AppOptions): App {
     testHooks: opts.runTestHooks ?? NO_RUN_TEST_HOOKS,
     runner: { runCommand, runBoundedBash, runRuntimeCompile },
     mcp: extensions,
+    tokenizers, // exact counting where the model's vocabulary is verified [CX-7]
     skills,
     acp,
     documents: documentsPort({
@@ -240,6 +243,7 @@ export function createApp(opts: AppOptions): App {
       await tasks.shutdown();
       await pulls.close();
       await model.close();
+      tokenizers.close();
       agentDbs.closeAll();
       registryDb.close();
       return Promise.resolve();

@@ -252,3 +252,26 @@ export function admit(plan: ContextPlan, opts: AdmitOptions): Admission {
     };
   }
 }
+
+/**
+ * Every text the estimate and the breakdown of this plan's next call count:
+ * what an exact counter must have primed for an exact answer [CX-7].
+ */
+export function countedTexts(plan: ContextPlan, opts: AdmitOptions): string[] {
+  const out = ["system", "user", "assistant", "tool", "\n\n"];
+  const tools = providerTools(plan.toolset, opts.narrowed);
+  if (tools.length > 0) out.push(JSON.stringify(tools));
+  for (const m of render(plan, plan.history, null, opts)) {
+    out.push(m.content);
+    if (m.role === "system") out.push(...m.content.split("\n\n"));
+    if (m.role === "assistant" && m.tool_calls) out.push(JSON.stringify(m.tool_calls));
+    if (m.role === "tool") out.push(m.tool_name);
+  }
+  const instr = sectionText(plan, "instructions");
+  if (instr !== null) out.push(instructionsText(instr));
+  for (const name of ["environment", "git", "user_message"] as const) {
+    const t = sectionText(plan, name);
+    if (t !== null) out.push(t);
+  }
+  return out;
+}

@@ -14,7 +14,8 @@
  */
 import { createHmac } from "node:crypto";
 import { CONTEXT_CALIBRATION_USAGES } from "../limits.ts";
-import { admit, collapseThreshold } from "./admission.ts";
+import { admit, collapseThreshold, countedTexts } from "./admission.ts";
+import { primeCounter } from "./tokenizer.ts";
 import { type Breakdown, breakdownOf, inputParts, scaleParts } from "./breakdown.ts";
 import { type CountingState, upperBoundState } from "./counter.ts";
 import { compileContextPlan, type ContextInputs, type ContextPlan, RENDERER_ID } from "./plan.ts";
@@ -172,6 +173,19 @@ export function calibrationRatio(samples: readonly UsageSample[]): {
   if (recent.length === 0) return { samples: 0, ratio: null };
   const r = Math.max(...recent.map((s) => s.inputTokens / s.estimate));
   return { samples: recent.length, ratio: Math.round(r * 1000) / 1000 };
+}
+
+/** `nextTurnProjection` after priming an exact counter with every text it will count. */
+export async function projectNextTurn(
+  inputs: Omit<ContextInputs, "userMessage" | "planId">,
+  samples: readonly UsageSample[],
+  counting?: CountingState,
+): Promise<NextTurnProjection> {
+  if (inputs.counter) {
+    const plan = compileContextPlan({ ...inputs, userMessage: "", planId: "prime" });
+    await primeCounter(inputs.counter, countedTexts(plan, { exchanges: [], narrowed: false }));
+  }
+  return nextTurnProjection(inputs, samples, counting);
 }
 
 /** Projects the next Turn from the inputs a Run would compile with an empty message. */

@@ -33,6 +33,12 @@ import { HISTORY_TURNS_READ_MAX, TOOLSET_TOOLS_MAX } from "../limits.ts";
 import { type EffectiveToolSet, type PolicyRule, resolveToolSet } from "../tools/policy.ts";
 import { readInstructionFile } from "../workspace/instruction_file.ts";
 import { DOCUMENT_TOOL_ID } from "../documents/documents.ts";
+import {
+  UPPER_BOUND_COUNTER,
+  UPPER_BOUND_ESTIMATOR_ID,
+  upperBoundState,
+} from "../context/counter.ts";
+import type { Counting, TokenizerService } from "../context/tokenizer.ts";
 
 /** The exec tools need the runner sandbox [TL-7, EX-1]: without one they are not offered. */
 const NO_RUNNER_RULES = [
@@ -65,6 +71,7 @@ export function contextInputsOf(
     window: p.profile.window,
     budget: p.profile.budget,
     modelId,
+    counter: p.counting.counter,
   };
 }
 
@@ -79,7 +86,14 @@ export interface RunInputsOptions {
   documents?: boolean;
   /** The Agent's enabled extension tools [LC-5]; absent ⇒ none. */
   extensionSpecs?: (agentId: string) => ToolSpec[];
+  /** Exact counting where the tokenizer is verified [CX-7]; absent ⇒ the upper bound. */
+  tokenizers?: TokenizerService;
 }
+
+const NO_TOKENIZER: Counting = {
+  counter: UPPER_BOUND_COUNTER,
+  state: upperBoundState("no_tokenizer"),
+};
 
 export type RunInputs = ReturnType<typeof createRunInputs>;
 
@@ -145,15 +159,32 @@ export function createRunInputs(opts: RunInputsOptions) {
     return resolveToolSet({ catalog: cat, rules, interactive: true, id: crypto.randomUUID() });
   }
 
-  function usageScope(modelId: string, toolset: EffectiveToolSet): string {
+  /** The calibration scope [CX-5]: model, toolset, renderer and (when not the default) estimator. */
+  function usageScope(
+    modelId: string,
+    toolset: EffectiveToolSet,
+    estimator = UPPER_BOUND_ESTIMATOR_ID,
+  ): string {
     return domainDigest(
       "agent-builder/usage-scope/v1",
-      canonicalJson({ model: modelId, toolset: toolset.digest, renderer: "v1" }),
+      canonicalJson({
+        model: modelId,
+        toolset: toolset.digest,
+        renderer: "v1",
+        // The upper bound's scope keeps its earlier digest (no calibration lost on upgrade).
+        ...(estimator === UPPER_BOUND_ESTIMATOR_ID ? {} : { estimator }),
+      }),
     );
   }
 
   /** Inputs shared by a Run and the NextTurnProjection. */
-  async function prepare(agentId: string, conversationId: string, modelId: string) {
+  async function prepare(
+    agentId: string,
+    conversationId: string,
+    modelId: string,
+    /** Start the model's vocabulary check if it has not run (the projection does; Runs only use a settled verdict). */
+    startTokenizerCheck = false,
+  ) {
     const db = stateDb(agentId);
     const conv = getConversation(db, conversationId);
     if (!conv) throw new AppError("conversation_not_found");
@@ -164,11 +195,15 @@ export function createRunInputs(opts: RunInputsOptions) {
     const instr = readInstructionFile(workspaceDir(agentId));
     if (!instr.ok) throw new AppError(instr.code, "instruction file refused");
     const toolset = toolsetFor(agentId, prof.profile.capabilities.tools);
+    const counting = opts.tokenizers
+      ? await opts.tokenizers.counting(modelId, prof.profile.profileDigest, startTokenizerCheck)
+      : NO_TOKENIZER;
     return {
       db,
       conv,
       profile: prof.profile,
       toolset,
+      counting,
       instructions: instr.present ? instr.text : null,
       ...history(db, conversationId),
     };

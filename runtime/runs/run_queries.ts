@@ -16,7 +16,7 @@ import { listRunnerAccess } from "../store/runner_access_store.ts";
 /** Audit-lite rows of a runner shown with a Run's capability audit [LC-6]. */
 const RUNNER_ACCESS_SHOWN_MAX = 256;
 import { AppError } from "../errors.ts";
-import { createInspectionKey, inspectPlan, nextTurnProjection } from "../context/inspect.ts";
+import { createInspectionKey, inspectPlan, projectNextTurn } from "../context/inspect.ts";
 import { validateJournal } from "../events/journal.ts";
 import { durableStream, liveStream, parseLastEventId } from "../events/sse.ts";
 import {
@@ -126,7 +126,7 @@ export function createRunQueries(service: RunService) {
       const id = modelId ?? runs.defaultModelId(agentId); // the Agent's default [MB-14]
       let p;
       try {
-        p = await runs.prepare(agentId, conversationId, id);
+        p = await runs.prepare(agentId, conversationId, id, true);
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         if (err.code === "conversation_not_found" || err.code === "agent_not_found") throw err;
@@ -134,10 +134,10 @@ export function createRunQueries(service: RunService) {
       }
       const samples = usageSamples(
         p.db,
-        runs.usageScope(id, p.toolset),
+        runs.usageScope(id, p.toolset, p.counting.counter.id),
         CONTEXT_CALIBRATION_USAGES,
       );
-      return nextTurnProjection(contextInputsOf(p, id, new Date()), samples);
+      return await projectNextTurn(contextInputsOf(p, id, new Date()), samples, p.counting.state);
     },
 
     /** GET …/sessions/<conv>/preparation */

@@ -25,7 +25,8 @@ import type { McpPort, SkillPort } from "./turn_context.ts";
 import type { AcpService } from "../acp/service.ts";
 import type { AgentService } from "../agents/service.ts";
 import { isCommandInput } from "../protocol/command_input.ts";
-import { admit } from "../context/admission.ts";
+import { admit, countedTexts } from "../context/admission.ts";
+import { primeCounter, type TokenizerService } from "../context/tokenizer.ts";
 import { compileContextPlan, type ContextPlan } from "../context/plan.ts";
 import { AppError } from "../errors.ts";
 import { LiveHub, type LiveRecord } from "../events/live_hub.ts";
@@ -88,6 +89,8 @@ export interface RunServiceOptions {
   acp?: AcpService;
   /** document/extract_text [LC-4]. @default none: the tool is denied */
   documents?: DocumentsPort;
+  /** Exact token counting [CX-7]. @default none: the upper bound */
+  tokenizers?: TokenizerService;
 }
 
 export interface SubmitBody {
@@ -141,7 +144,12 @@ export interface RunReadPort {
     agentId: string,
     conversationId: string,
   ): { id: string; view: PreparationView } | null;
-  prepare(agentId: string, conversationId: string, modelId: string): Promise<PreparedInputs>;
+  prepare(
+    agentId: string,
+    conversationId: string,
+    modelId: string,
+    startTokenizerCheck?: boolean,
+  ): Promise<PreparedInputs>;
   usageScope: ReturnType<typeof createRunInputs>["usageScope"];
   defaultModelId(agentId?: string): string;
 }
@@ -187,6 +195,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
         ...(opts.mcp?.specsFor(agentId) ?? []),
       ]
       : undefined,
+    tokenizers: opts.tokenizers,
   });
   const { stateDb, workspaceDir, defaultModelId, reasoningOf, limitsOf, prepare, usageScope } =
     inputs;
@@ -241,6 +250,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
         limitsOf(agentId),
       );
       await op.enter("admitting");
+      await primeCounter(plan.counter, countedTexts(plan, { exchanges: [], narrowed: false }));
       if (!admit(plan, { exchanges: [], narrowed: false }).ok) {
         throw new AppError("model_context_limit");
       }
@@ -282,7 +292,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
         db: p.db,
         plan,
         snapshot: turnSnapshot(runId, modelId, plan, p.toolset, limits),
-        scope: usageScope(modelId, p.toolset),
+        scope: usageScope(modelId, p.toolset, plan.counter.id),
         deadline: at + limits.deadlineMs,
         reasoning: reasoningOf(agentId),
         approvals: {

@@ -16,7 +16,8 @@
  * decided failure is not executed. Never throws for Worker or model
  * misbehaviour.
  */
-import { admit, type ToolExchange } from "../context/admission.ts";
+import { admit, countedTexts, type ToolExchange } from "../context/admission.ts";
+import { primeCounter } from "../context/tokenizer.ts";
 import { AppError } from "../errors.ts";
 import { IPC_REPLY_TIMEOUT_MS } from "../limits.ts";
 import type { WorkerToControl } from "../protocol/worker_frames.ts";
@@ -138,6 +139,8 @@ async function modelEffect(
   env: () => TurnEnv,
 ): Promise<ModelEffect> {
   const opts = { exchanges, narrowed };
+  // An exact counter counts the new texts (tool results) off the event loop first [CX-7].
+  await primeCounter(ctx.plan.counter, countedTexts(ctx.plan, opts));
   const adm = admit(ctx.plan, opts);
   if (!adm.ok) return { kind: "context_limit" };
   const { outcome, blockOpen, callbackCode } = await callModel(ctx, adm, opts, usageCalls);

@@ -4,11 +4,15 @@
  * exactly the sum of the breakdown's input parts, fills the window together
  * with the output reserve and free, and moves to the calibrated figure once
  * complete usages (prompt_eval_count) of the same scope arrive; `/context`
- * says which figure it shows.
+ * says which figure it shows. Exact counting [CX-7] switches on for the Qwen
+ * model once its reported vocabulary is verified, and stays off (≈, with the
+ * reason) for a model of another family.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { newConversation, readSse, startRunHarness, submit } from "../helpers/runs.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
+import { startFakeOllama } from "../../tools/fake_ollama/server.ts";
+import { FAKE_FLEET } from "../../tools/fake_ollama/frames.ts";
 
 type Part = { name: string; tokens: number };
 const INPUT = [
@@ -26,19 +30,66 @@ function inputSum(parts: Part[]): number {
 }
 
 Deno.test("the context meter's used tokens grow with history, equal the breakdown and calibrate", async (t) => {
-  const h = await startRunHarness();
+  const ollama = await startFakeOllama({
+    models: {
+      "qwen3.5:2b": FAKE_FLEET["qwen3.5:2b"],
+      "llama3.2:3b": FAKE_FLEET["llama3.2:3b"],
+    },
+  });
+  const h = await startRunHarness({ ollama });
   try {
     const conv = await newConversation(h);
-    const preview = async () => {
-      const p = await h.api("GET", `/api/agents/${h.agent}/sessions/${conv}/context-preview`);
+    const preview = async (model?: string) => {
+      const q = model ? `?model_id=${model}` : "";
+      const p = await h.api("GET", `/api/agents/${h.agent}/sessions/${conv}/context-preview${q}`);
       assertEquals(p.status, 200);
       assertEquals(p.body.available, true, JSON.stringify(p.body));
       return p.body;
     };
+    /** Polls the projection until its vocabulary check settled (it runs in the background). */
+    const settledPreview = async (model?: string) => {
+      const deadline = Date.now() + 120_000;
+      for (;;) {
+        const p = await preview(model);
+        if (p.counting.reason !== "tokenizer_verifying") return p;
+        if (Date.now() > deadline) throw new Error("the vocabulary check never settled");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+
+    await t.step(
+      "the Qwen model's verified vocabulary switches the count to exact [CX-7]",
+      async () => {
+        const p = await settledPreview();
+        assertEquals(p.counting, {
+          mode: "exact",
+          estimator: "qwen3-bpe-v1",
+          tokenizer: "qwen3",
+          reason: null,
+        });
+        assertEquals(p.meter.counting, "exact");
+        assertEquals(p.estimator, "qwen3-bpe-v1");
+      },
+    );
+
+    await t.step(
+      "another family's vocabulary differs: the upper bound stays, with the reason",
+      async () => {
+        const p = await settledPreview("llama3.2:3b");
+        assertEquals(p.counting.mode, "upper_bound");
+        assertEquals(p.counting.reason, "vocabulary_mismatch");
+        assertEquals(p.meter.counting, "upper_bound");
+        assertEquals(p.estimator, "utf8-bytes-upper-bound-v1");
+        assertEquals(inputSum(p.breakdown.parts), p.meter.used_tokens);
+        const q = await preview();
+        assert(q.context_tokens < p.context_tokens, "exact counts are below the byte bound");
+      },
+    );
 
     let empty: Record<string, any> = {};
     await t.step("an empty Conversation: used = fixed context = the breakdown's sum", async () => {
       empty = await preview();
+      assertEquals(empty.meter.counting, "exact");
       assertEquals(empty.meter.basis, "estimate");
       assertEquals(empty.calibration.samples, 0);
       assertEquals(empty.meter.used_tokens, empty.context_tokens);
@@ -59,10 +110,13 @@ Deno.test("the context meter's used tokens grow with history, equal the breakdow
 
     let one: Record<string, any> = {};
     await t.step("after one Turn the used tokens grow by the history and calibrate", async () => {
-      // The real prompt is a quarter of the upper bound: the ratio comes from it.
-      h.ollama.enqueue(scenarios.text("The answer is forty-two.", { promptEvalCount: 900 }));
+      // The real prompt count is below the estimate: the ratio comes from it.
+      h.ollama.enqueue(scenarios.text("The answer is forty-two.", { promptEvalCount: 500 }));
       const r = await submit(h, conv, "What is the answer to everything?");
       await readSse(h, r.body.run_id);
+      const c = await h.api("GET", `/api/agents/${h.agent}/runs/${r.body.run_id}/context`);
+      assertEquals(c.body.counting, { mode: "exact", estimator: "qwen3-bpe-v1" });
+      assertEquals(inputSum(c.body.breakdown.parts), c.body.estimate, "a Run's breakdown too");
       one = await preview();
       assert(one.context_tokens > empty.context_tokens, "history adds to the estimate");
       assertEquals(one.history_tokens, one.context_tokens - one.fixed_context_tokens);
@@ -78,7 +132,7 @@ Deno.test("the context meter's used tokens grow with history, equal the breakdow
     });
 
     await t.step("a second Turn grows history again; the sum still holds", async () => {
-      h.ollama.enqueue(scenarios.text("Still forty-two.", { promptEvalCount: 1000 }));
+      h.ollama.enqueue(scenarios.text("Still forty-two.", { promptEvalCount: 520 }));
       const r = await submit(h, conv, "And again?");
       await readSse(h, r.body.run_id);
       const two = await preview();
@@ -105,10 +159,10 @@ Deno.test("the context meter's used tokens grow with history, equal the breakdow
         );
         const p = await preview();
         const used = p.meter.used_tokens.toLocaleString("en-US");
-        assert(lines.get("Used")!.startsWith(`≈${used} of `), lines.get("Used"));
+        assert(lines.get("Used")!.startsWith(`exact ${used} of `), lines.get("Used"));
         assert(lines.get("Used")!.endsWith(", calibrated"), lines.get("Used"));
         assert(lines.get("Calibration")!.includes("latest 2 prompt counts"));
-        assert(lines.get("Counting")!.startsWith("upper bound"));
+        assert(lines.get("Counting")!.startsWith("exact with the qwen3 tokenizer"));
         for (const l of ["Platform", "History", "Tools", "Output reserve", "Free"]) {
           assert(lines.has(l), l);
         }
@@ -117,5 +171,6 @@ Deno.test("the context meter's used tokens grow with history, equal the breakdow
     );
   } finally {
     await h.close();
+    await ollama.close();
   }
 });

@@ -22,6 +22,9 @@ const args = [
   "--allow-run",
   "--allow-env",
   "--allow-sys",
+  // The tokenizer thread is loaded by URL at runtime [CX-7]: the graph must carry it.
+  "--include",
+  `${root}runtime/context/tokenizer_worker.ts`,
   "--output",
   `${root}dist/agent-builder`,
   `${root}main.ts`,

@@ -340,7 +340,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
             headers: { "content-type": "application/json; charset=utf-8" },
           });
         }
-        return jsonResponse(showBody(name, m));
+        return jsonResponse(showBody(name, m, body?.verbose === true));
       }
       case "POST /api/pull": {
         const name = body?.model ?? body?.name;
