@@ -39,6 +39,7 @@ import { createCommandService } from "./commands/service.ts";
 import { commandRoutes } from "./http/command_routes.ts";
 import { runRoutes } from "./http/run_routes.ts";
 import { changeRoutes } from "./http/change_routes.ts";
+import { delegationRoutes } from "./http/delegation_routes.ts";
 import { workspaceRoutes } from "./http/workspace_routes.ts";
 import { runCommand } from "./exec/runner.ts";
 import { TaskManager } from "./tasks/task_manager.ts";
@@ -209,6 +210,7 @@ export function createApp(opts: AppOptions): App {
     ...rewindRoutes({ conversations, homeRoot: opts.home.root }),
     ...runRoutes({ runs, queries: runQueries }),
     ...changeRoutes({ stateDb: (id) => runs.read.stateDb(id) }),
+    ...delegationRoutes({ agents, stateDb: (id) => runs.read.stateDb(id) }),
     ...workspaceRoutes({ agents, home: opts.home }),
     ...extensionRoutes({ extensions, agents }),
     ...skillRoutes({ skills }),

@@ -326,6 +326,33 @@ const TABLE = {
     status: 401,
     message: "The run token is missing, expired or not this Run's.",
   },
+  // subagents [LC-2]: refusals create nothing (no Conversation, no Run, no row)
+  subagent_self: { status: 422, message: "An Agent cannot delegate to itself." },
+  subagent_target_unavailable: {
+    status: 422,
+    message: "The delegate Agent does not exist, is deleted or is unavailable.",
+  },
+  subagent_busy: {
+    status: 409,
+    message: "The delegate Agent is busy with another Run.",
+    retryable: true,
+  },
+  subagent_depth: { status: 422, message: "A delegated Run cannot delegate again." },
+  subagent_limit: {
+    status: 503,
+    message: "Too many delegations are running; try again later.",
+    retryable: true,
+  },
+  subagent_parent_limit: { status: 422, message: "This Run already delegated once." },
+  subagent_message_too_large: {
+    status: 413,
+    message: "The delegation message exceeds 4096 bytes.",
+  },
+  subagent_mailbox_full: { status: 409, message: "The delegation's mailbox is full." },
+  subagent_timeout: { status: 504, message: "The delegate did not answer within 45 s." },
+  subagent_failed: { status: 502, message: "The delegate's Run failed." },
+  subagent_cancelled: { status: 409, message: "The delegate's Run was cancelled." },
+  delegation_not_found: { status: 404, message: "Delegation not found." },
 } as const satisfies Record<string, ErrorInfo>;
 
 export type ErrorCode = keyof typeof TABLE;

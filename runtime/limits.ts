@@ -421,6 +421,24 @@ export const SKILLS_PER_AGENT_MAX = 16;
 export const TOOLSET_TOOLS_MAX = 16 + SKILLS_PER_AGENT_MAX +
   MCP_SERVERS_MAX * MCP_TOOLS_PER_SERVER_MAX;
 
+// ── Subagents: agent/delegate [LC-2] ────────────────────────────────────────
+/** Bytes of the parent's message to the delegate (the parent→child mailbox message). */
+export const SUBAGENT_MESSAGE_MAX_BYTES = 4096;
+/** Bytes of the child's answer the parent gets (longer is cut at a UTF-8 boundary). */
+export const SUBAGENT_ANSWER_MAX_BYTES = 8192;
+/** Delegations (child Runs) active in the whole server at once. */
+export const SUBAGENTS_ACTIVE_MAX = 2;
+/** Delegations one parent Run may make over its life. */
+export const SUBAGENTS_PER_PARENT_RUN_MAX = 1;
+/** Wall time of a child Run, from its admission to its terminal; past it `subagent_timeout`. */
+export const SUBAGENT_WALL_MS = 45_000;
+/** Messages in one delegation's mailbox: parent→child (the message) and child→parent (answer). */
+export const SUBAGENT_MAILBOX_MAX = 2;
+/** Delegation rows kept per (parent) Agent; older finished ones are pruned. */
+export const DELEGATIONS_RETAINED_MAX = 128;
+/** Delegations one list read returns (the Tasks panel's child Runs). */
+export const DELEGATIONS_LIST_MAX = 32;
+
 // ── bounds that lived in their modules (one owner per bound) [#14] ─────────────
 /** Grace for a Worker to report `cancelled` before it is killed. */
 export const CANCEL_GRACE_MS = 2000;

@@ -10,6 +10,7 @@ import m0007 from "./0007_skills.sql" with { type: "text" };
 import m0008 from "./0008_checkpoints.sql" with { type: "text" };
 import m0009 from "./0009_runner_access.sql" with { type: "text" };
 import m0010 from "./0010_tasks.sql" with { type: "text" };
+import m0011 from "./0011_delegations.sql" with { type: "text" };
 
 export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 1, sql: m0001 },
@@ -22,4 +23,5 @@ export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 8, sql: m0008 },
   { version: 9, sql: m0009 },
   { version: 10, sql: m0010 },
+  { version: 11, sql: m0011 },
 ];

@@ -129,6 +129,8 @@ export function step(s: MachineState, kind: EventKind, payload: Record<string, u
       return { ok: true, state: n };
     case "permission.requested":
     case "permission.decided":
+    // [LC-2] A delegation's status belongs to the open agent/delegate call.
+    case "subagent.status":
       // An approval belongs to the open tool call it gates.
       if (s.openTool === null || payload.call_id !== s.openTool) {
         return bad("approval outside tool");

@@ -783,3 +783,37 @@ export const TaskListResponse = z.object({
 export const TaskResponse = z.object({ task: TaskViewSchema }).strict();
 /** `POST …/tasks/<task>/cancel`: the Task after every process of it ended. */
 export const CancelTaskResponse = z.object({ task: TaskViewSchema }).strict();
+// ---------------------------------------------------------------- subagents [LC-2, UI-11]
+
+/** One mailbox message of a delegation: the parent's message or the child's answer. */
+export const DelegationMessageSchema = z.object({
+  direction: z.enum(["parent_to_child", "child_to_parent"]),
+  body: z.string(),
+  bytes: z.number().int(),
+  truncated: z.boolean(),
+  digest: z.string(),
+}).strict();
+
+/** `GET /api/agents/<agent>/delegations`: the child Runs this Agent started, newest first. */
+export const DelegationsResponse = z.object({
+  delegations: z.array(
+    z.object({
+      id: z.string(),
+      parent_run_id: z.string(),
+      parent_conversation_id: z.string(),
+      call_id: z.string(),
+      child_agent_id: z.string(),
+      /** The delegate's display name, or null when it no longer exists. */
+      child_agent_name: z.string().nullable(),
+      child_conversation_id: z.string(),
+      child_run_id: z.string().nullable(),
+      state: z.enum(["running", "completed", "failed", "cancelled", "timeout", "interrupted"]),
+      code: z.string().nullable(),
+      created_at: z.number(),
+      finished_at: z.number().nullable(),
+      mailbox: z.array(DelegationMessageSchema).max(2),
+    }).strict(),
+  ),
+}).strict();
+export type DelegationsJson = z.infer<typeof DelegationsResponse>;
+export type DelegationJson = DelegationsJson["delegations"][number];

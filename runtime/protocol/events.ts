@@ -156,6 +156,38 @@ export const PAYLOADS = {
     tool_id: ToolIdSchema,
     reason: z.enum(["policy_deny", "non_interactive_ask"]),
   }).strict(),
+  /**
+   * [LC-2] The status of this Run's delegation (a child Run in another Agent), journaled on
+   * the PARENT Run: started, the child's tool calls and approvals (so the operator can decide
+   * them from the parent's chat), and its end with the bounded answer.
+   */
+  "subagent.status": z.object({
+    call_id: CallIdSchema,
+    delegation_id: IdSchema,
+    agent_id: IdSchema,
+    conversation_id: IdSchema,
+    run_id: IdSchema,
+    state: z.enum([
+      "running",
+      "tool",
+      "awaiting_approval",
+      "approval_decided",
+      "completed",
+      "failed",
+      "cancelled",
+      "timeout",
+    ]),
+    /** The child's tool (state tool / awaiting_approval / approval_decided). */
+    tool_id: ToolIdSchema.optional(),
+    permission_id: IdSchema.optional(),
+    preview: z.string().max(4096).optional(),
+    decision: z.enum(["approve", "deny", "expired"]).optional(),
+    /** The child's answer as the parent gets it (≤ 8 KiB) at `completed`. */
+    answer: z.string().max(8192).optional(),
+    truncated: z.boolean().optional(),
+    code: Code.nullable(),
+    elapsed_ms: Ms,
+  }).strict(),
   "run.completed": z.object({
     reason: z.enum(["stop", "max_output", "repetition_truncated"]),
     model_calls: Count,

@@ -62,6 +62,12 @@ export class ActiveRuns {
     return this.#runs.size;
   }
 
+  /** Whether the Agent has an active Run [LC-2: a busy delegate]. */
+  hasAgent(agentId: string): boolean {
+    for (const r of this.#runs.values()) if (r.agentId === agentId) return true;
+    return false;
+  }
+
   has(runId: string): boolean {
     return this.#runs.has(runId);
   }

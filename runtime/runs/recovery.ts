@@ -27,6 +27,7 @@ import {
   usageCloseRun,
 } from "../store/run_store.ts";
 import { transaction } from "../store/sqlite.ts";
+import { interruptRunningDelegations } from "../store/delegation_store.ts";
 import { clampDurationMs } from "../protocol/events.ts";
 
 export interface RecoveryOptions {
@@ -104,6 +105,8 @@ function recoverAgentRuns(
     });
   }
   unknown += operationsOutcomeUnknown(db, at);
+  // [LC-2] A delegation left running ends `interrupted` with its Runs; nothing is re-run.
+  interruptRunningDelegations(db, at);
   // Every Run root and every scratch copy [EX-3] of a previous process goes.
   for (const rel of [`${agentRuntimeRel(agentId)}/runs`, scratchRootRel(agentId)]) {
     try {

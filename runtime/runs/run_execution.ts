@@ -32,6 +32,7 @@ import { scratchRootRel } from "../exec/scratch_root.ts";
 import type { TaskManager } from "../tasks/task_manager.ts";
 import { errorName } from "../log.ts";
 import type { DocumentsPort } from "../documents/documents.ts";
+import type { Subagents } from "../subagents/coordinator.ts";
 
 /**
  * A never-used confined Worker claimed for `runRoot` (absent; its parent exists)
@@ -59,6 +60,8 @@ export interface ExecutionDeps {
   documents?: DocumentsPort | null;
   /** Aborts the Run (once) for `reason`. */
   abort(runId: string, reason: "deadline"): void;
+  /** Subagents [LC-2]; null ⇒ agent/delegate is denied. */
+  subagents?: Subagents | null;
 }
 
 /** What one admitted Run brings. */
@@ -149,6 +152,7 @@ export async function executeRun(
             signal,
           })
         : undefined,
+      delegate: deps.subagents?.forRun(run) ?? undefined,
     });
     if (terminal.state === "failed" && terminal.code === "worker_crashed") {
       terminal = await crashTerminal(w.exited, terminal, CANCEL_GRACE_MS);

@@ -58,6 +58,7 @@ import { Preparations, type PreparationView } from "./preparation.ts";
 import { contextInputsOf, createRunInputs, type PreparedInputs } from "./run_inputs.ts";
 import { RunRecorder } from "./run_recorder.ts";
 import { NO_RUN_TEST_HOOKS, type RunTestHooks } from "./test_hooks.ts";
+import { Subagents } from "../subagents/coordinator.ts";
 
 export { CANCEL_GRACE_MS } from "../limits.ts";
 export type { TakeWorker } from "./run_execution.ts";
@@ -201,8 +202,22 @@ export function createRunService(opts: RunServiceOptions): RunService {
     inputs;
   /** The catalog model of every active Run (DELETE of a model in use is refused) [MB-13]. */
   const modelsOfRuns = new Map<string, string>();
+  // [LC-2] Child Runs are admitted by `submit` below like any Run; the coordinator only
+  // reserves the delegation slot, follows the child and cancels it.
+  const subagents: Subagents = new Subagents({
+    agents: opts.agents,
+    stateDb,
+    submit: (agentId, conversationId, message) => submit(agentId, conversationId, { message }),
+    abort: (runId) => active.abort(runId, "user"),
+    live: (runId, agentId) => hub.get(runId, agentId),
+    agentActive: (agentId) => active.hasAgent(agentId),
+    log: opts.log,
+    now,
+    wallMs: hooks.subagentWallMs ?? undefined,
+  });
   const execution = {
     home: opts.home,
+    subagents,
     broker: opts.broker,
     log: opts.log,
     now,

@@ -20,6 +20,8 @@ export interface RunTestHooks {
    * [TL-11] (absent or null: CHECKPOINT_AGENT_MAX_BYTES).
    */
   checkpointMaxBytes?: number | null;
+  /** A shorter subagent wall [LC-2] (null: SUBAGENT_WALL_MS). */
+  subagentWallMs?: number | null;
 }
 
 export const NO_RUN_TEST_HOOKS: RunTestHooks = {

@@ -161,6 +161,20 @@ function gatedSkill(ctx: TurnContext, spec: ToolSpec, args: ToolArgs, callId: st
   };
 }
 
+/** A delegation behind its approval [LC-2]: refused before asking when it cannot start. */
+function gatedDelegate(ctx: TurnContext, args: ToolArgs, callId: string): Gated {
+  const port = ctx.delegate!;
+  const refusal = port.check(args);
+  if (refusal !== null) return { ok: false, code: refusal };
+  return {
+    ok: true,
+    preview: previewOf(port.preview(args)),
+    planDigest: hexDigest("agent-builder/delegate-call/v1", canonicalJson([callId, args])),
+    executor: "control-plane/agent_delegate/v1",
+    commit: () => port.run(args, callId, ctx.signal, ctx.recorder),
+  };
+}
+
 /** `digest`/`bytes` describe the canonical result (what a collapse receipt names). */
 export type ToolRun =
   | { ok: true; digest: string; bytes: number; projection: string; fatal: ErrorCode | null }
@@ -232,6 +246,7 @@ export async function runToolCall(
     (Object.hasOwn(MUTATION_TOOL_EXECUTORS, tool.spec.id) ||
       (isMcp && ctx.mcp !== undefined) ||
       (isSkill && ctx.skills !== undefined) ||
+      (tool.spec.id === "agent/delegate" && ctx.delegate !== undefined) ||
       (ctx.exec !== undefined && Object.hasOwn(EXEC_TOOL_EXECUTORS, tool.spec.id)))
   ) {
     const a = ctx.approvals;
@@ -248,6 +263,8 @@ export async function runToolCall(
       ? gatedMcp(ctx, tool.spec.id, check.args, p.ref.call_id)
       : isSkill
       ? gatedSkill(ctx, tool.spec, check.args, p.ref.call_id)
+      : tool.spec.id === "agent/delegate"
+      ? gatedDelegate(ctx, check.args, p.ref.call_id)
       : ctx.exec !== undefined && Object.hasOwn(EXEC_TOOL_EXECUTORS, tool.spec.id)
       ? gatedExec(ctx, tool.spec.id, check.args, p.ref.call_id)
       : gatedMutation(

@@ -21,6 +21,7 @@ import type { ToolSpec } from "../tools/catalog.ts";
 import type { Approvals } from "./approvals.ts";
 import type { SkillPlan } from "../skills/service.ts";
 import type { RunRecorder } from "./run_recorder.ts";
+import type { DelegatePort } from "../subagents/coordinator.ts";
 
 /** The extension (MCP) servers as a Run uses them [LC-5]. */
 export interface McpPort {
@@ -108,6 +109,8 @@ export interface TurnContext {
   tasks?: RunTasks;
   /** document/extract_text for this Run [LC-4]; absent ⇒ denied. */
   documents?: DocumentCaller;
+  /** Delegation to another Agent [LC-2]; absent ⇒ `agent/delegate` is denied. */
+  delegate?: DelegatePort;
 }
 
 /** One document/extract_text call of a Run (Agent, workspace and runner key bound) [LC-4]. */

@@ -34,6 +34,9 @@ import {
   RUNNER_WALL_MS,
   SEARCH_RESULT_MAX_BYTES,
   SEARCH_TIMEOUT_MS,
+  SUBAGENT_ANSWER_MAX_BYTES,
+  SUBAGENT_MESSAGE_MAX_BYTES,
+  SUBAGENT_WALL_MS,
   TASK_WALL_MAX_MS,
   TOOL_RESULT_PROJECTION_MAX_BYTES,
   WRITE_CONTENT_MAX_BYTES,
@@ -399,6 +402,37 @@ export const BUILTIN_TOOL_SPECS: readonly ToolSpec[] = [
     cancellable: true,
     input_max_bytes: 2048,
     output_max_bytes: TOOL_RESULT_PROJECTION_MAX_BYTES,
+  },
+  {
+    // [LC-2] A child Run in another Agent; the message is all it sees of this Run.
+    id: "agent/delegate",
+    version: 3,
+    description:
+      "Ask another Agent (by id) to answer a self-contained message in its own Conversation; returns its answer. The delegate sees only the message.",
+    args: {
+      agent_id: {
+        type: "string",
+        description: "Id of the delegate Agent (not this Agent).",
+        required: true,
+        max_bytes: 64,
+      },
+      message: {
+        type: "string",
+        description: "What the delegate should do, self-contained (at most 4096 bytes).",
+        required: true,
+        // The 4 KiB bound is the delegation's own check (`subagent_message_too_large`); the
+        // catalog admits up to 4 × that so a long message gets that code, not a schema error.
+        max_bytes: 4 * SUBAGENT_MESSAGE_MAX_BYTES,
+      },
+    },
+    result: text,
+    attributes: { read: true, write: false, risk: "medium", concurrency: "serial" },
+    default_policy: "ask",
+    timeout_ms: SUBAGENT_WALL_MS + 15_000,
+    cancellable: true,
+    input_max_bytes: 4 * SUBAGENT_MESSAGE_MAX_BYTES + 1024,
+    // The answer (≤ 8 KiB) and its envelope; escaping past this is the projection's [TL-3].
+    output_max_bytes: 2 * SUBAGENT_ANSWER_MAX_BYTES,
   },
 ];
 

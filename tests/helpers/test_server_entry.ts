@@ -17,7 +17,9 @@
  *   lowers the per-Agent checkpoint bound, so its expiry is provable without
  *   writing 64 MiB ([TL-11]);
  * - `AGENT_BUILDER_TEST_TASK_WALL_MS=<ms>` (1,000 ≤ ms ≤ TASK_WALL_MAX_MS)
- *   shortens the background-Task wall limit ([EX-6]: 30 min in the product).
+ *   shortens the background-Task wall limit ([EX-6]: 30 min in the product);
+ * - `AGENT_BUILDER_TEST_SUBAGENT_WALL_MS=<ms>` (1,000 ≤ ms ≤ SUBAGENT_WALL_MS)
+ *   shortens the subagent wall ([LC-2] `subagent_timeout` without a 45 s wait).
  *
  * A value that does not parse arms nothing (a test proves it for the fault).
  */
@@ -31,6 +33,7 @@ import { serveCommand, type ServeHooks } from "../../runtime/cli/serve.ts";
 import {
   CHECKPOINT_AGENT_MAX_BYTES,
   RUN_DEADLINE_MS,
+  SUBAGENT_WALL_MS,
   TASK_WALL_MAX_MS,
 } from "../../runtime/limits.ts";
 import { EVENT_KINDS, type EventKind } from "../../runtime/protocol/events.ts";
@@ -49,6 +52,7 @@ export const JOURNAL_FAULT_ENV = "AGENT_BUILDER_TEST_JOURNAL_FAULT";
 export const RUN_DEADLINE_ENV = "AGENT_BUILDER_TEST_RUN_DEADLINE_MS";
 export const CHECKPOINT_MAX_ENV = "AGENT_BUILDER_TEST_CHECKPOINT_MAX_BYTES";
 export const TASK_WALL_ENV = "AGENT_BUILDER_TEST_TASK_WALL_MS";
+export const SUBAGENT_WALL_ENV = "AGENT_BUILDER_TEST_SUBAGENT_WALL_MS";
 const PAUSE_MAX_MS = 10_000;
 const TEST_DEADLINE_MIN_MS = 1000;
 
@@ -74,7 +78,10 @@ function runHooksFrom(env: (name: string) => string | undefined): RunTestHooks {
   const c = /^\d{1,8}$/.exec(env(CHECKPOINT_MAX_ENV) ?? "");
   const cap = c ? Number(c[0]) : NaN;
   const checkpointMaxBytes = cap >= 1 && cap < CHECKPOINT_AGENT_MAX_BYTES ? cap : null;
-  return { preparationPause, journalFault, runDeadlineMs, checkpointMaxBytes };
+  const w = /^\d{4,5}$/.exec(env(SUBAGENT_WALL_ENV) ?? "");
+  const wall = w ? Number(w[0]) : NaN;
+  const subagentWallMs = wall >= TEST_DEADLINE_MIN_MS && wall <= SUBAGENT_WALL_MS ? wall : null;
+  return { preparationPause, journalFault, runDeadlineMs, checkpointMaxBytes, subagentWallMs };
 }
 
 /** The hooks the environment arms (none when no variable is set). */

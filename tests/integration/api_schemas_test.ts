@@ -238,6 +238,8 @@ Deno.test("every API response of a real server matches its route's shared schema
     assertEquals((await call("GET", noTask)).status, 404);
     assertEquals((await call("POST", `${noTask}/cancel`)).status, 404);
     assertEquals((await call("GET", `/api/runs/${run}/replay`)).status, 200);
+    // [LC-2] The delegations of an Agent (the subagent tests prove rows with a mailbox).
+    assertEquals((await call("GET", `${A}/delegations`)).status, 200);
 
     // continue, branch, delete and logout
     assertEquals((await call("POST", `${C}/continue`, { mode: "continue" })).status, 200);

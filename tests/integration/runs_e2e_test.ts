@@ -151,8 +151,8 @@ Deno.test("Runs end to end against a confined Worker and the scripted model", as
       assert(tool.content.includes("The secret number is 42."), tool.content);
       assertEquals(
         second.tools.length,
-        11,
-        "4 read tools + file/edit + file/write + exec/run, exec/command, exec/apply (ask) + task/status, task/output",
+        13,
+        "4 read tools + file/edit + file/write + exec/run, exec/command, exec/apply, agent/delegate (ask) + task/status, task/output, document/extract_text",
       );
     });
 

@@ -40,6 +40,7 @@ const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: 
     rules: [],
     interactive: true,
     expect: [
+      "agent/delegate:ask",
       "document/extract_text:allow",
       "exec/apply:ask",
       "exec/command:ask",
@@ -75,6 +76,7 @@ const cases: { name: string; rules: PolicyRule[]; interactive: boolean; expect: 
     rules: [{ tool_id: "file/write", decision: "allow" }],
     interactive: true,
     expect: [
+      "agent/delegate:ask",
       "document/extract_text:allow",
       "exec/apply:ask",
       "exec/command:ask",
@@ -136,6 +138,7 @@ Deno.test("resolveToolSet(): the digest pins the manifest and changes with the p
   assertEquals(a.digest, b.digest);
   notDeepStrictEqual(a.digest, c.digest);
   assertEquals(c.denied, [
+    { tool_id: "agent/delegate", reason: "non_interactive_ask" },
     { tool_id: "exec/apply", reason: "non_interactive_ask" },
     { tool_id: "exec/command", reason: "non_interactive_ask" },
     { tool_id: "exec/run", reason: "non_interactive_ask" },

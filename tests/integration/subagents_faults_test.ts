@@ -1,0 +1,171 @@
+/**
+ * Subagents under faults [LC-2]: the wall (`subagent_timeout`, child
+ * cancelled), the parent's cancel cascading to the child, two delegations at
+ * once (the server-wide bound), and a server killed with a child running
+ * (both Runs and the delegation `interrupted`, nothing re-run). The wall is
+ * shortened only through the test entry (AGENT_BUILDER_TEST_SUBAGENT_WALL_MS).
+ */
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { codeOf } from "../helpers/agents_api.ts";
+import {
+  newConversation,
+  readSse,
+  type RunHarness,
+  startRunHarness,
+  waitTurn,
+} from "../helpers/runs.ts";
+import {
+  approveDelegation,
+  conversationOf,
+  createAgent,
+  delegateCall,
+  delegateResult,
+  sseOf,
+  statuses,
+  submitIn,
+} from "../helpers/subagents.ts";
+import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
+import { startFakeOllama } from "../../tools/fake_ollama/server.ts";
+import { SUBAGENTS_ACTIVE_MAX } from "../../runtime/limits.ts";
+
+// deno-lint-ignore no-explicit-any
+async function delegations(h: RunHarness): Promise<any[]> {
+  return (await h.api("GET", `/api/agents/${h.agent}/delegations`)).body.delegations;
+}
+
+/** Starts a delegation whose child stalls in its model call; returns both Run ids. */
+async function stalledChild(
+  h: RunHarness,
+  helper: string,
+  conv: string,
+): Promise<{ run: string; child: string }> {
+  h.ollama.enqueue(delegateCall(helper, "take your time"), scenarios.stall());
+  const run = await submitIn(h, h.agent, conv, "delegate and wait");
+  await approveDelegation(h, run);
+  const started = await readSse(h, run, {
+    until: (f) => f.event === "subagent.status" && f.data.payload.state === "running",
+  });
+  const child = statuses(started)[0].run_id as string;
+  await sseOf(h, helper, child, { until: (f) => f.event === "assistant.block.delta" });
+  return { run, child };
+}
+
+Deno.test("a child past the wall is cancelled and the parent gets subagent_timeout", async () => {
+  // 8 s: margin for the child's Worker to reach its (stalling) model call on a loaded machine.
+  const h = await startRunHarness({ env: { AGENT_BUILDER_TEST_SUBAGENT_WALL_MS: "8000" } });
+  try {
+    const helper = await createAgent(h, "Slow helper");
+    const conv = await newConversation(h);
+    const { run, child } = await stalledChild(h, helper, conv);
+    h.ollama.enqueue(scenarios.text("The helper timed out."));
+    const frames = await readSse(h, run);
+    assertEquals(frames.at(-1)!.event, "run.completed");
+    const result = delegateResult(frames);
+    assertEquals([result.outcome, result.code], ["error", "subagent_timeout"]);
+    assertEquals(statuses(frames).at(-1).state, "timeout");
+    const childEnd = (await sseOf(h, helper, child)).at(-1)!;
+    assertEquals([childEnd.event, childEnd.data.payload.reason], ["run.cancelled", "user"]);
+    const [row] = await delegations(h);
+    assertEquals([row.state, row.code], ["timeout", "subagent_timeout"]);
+    assertEquals(row.mailbox.length, 1, "no answer reached the mailbox");
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("cancelling the parent cancels its child, and two delegations may run at once", async (t) => {
+  const h = await startRunHarness();
+  try {
+    const helper = await createAgent(h, "Helper");
+    const second = await createAgent(h, "Second");
+
+    await t.step("the parent's cancel cascades to the child", async () => {
+      const conv = await newConversation(h);
+      const { run, child } = await stalledChild(h, helper, conv);
+      const c = await h.api("POST", `/api/agents/${h.agent}/runs/${run}/cancel`);
+      assertEquals(c.status, 202);
+      assertEquals((await readSse(h, run)).at(-1)!.event, "run.cancelled");
+      assertEquals((await sseOf(h, helper, child)).at(-1)!.event, "run.cancelled");
+      const [row] = await delegations(h);
+      assertEquals([row.state, row.code], ["cancelled", "run_cancelled"]);
+      // Both Turns ended; the child Conversation takes new work again.
+      assertEquals((await waitTurn(h, conv, run)).state, "cancelled");
+    });
+
+    await t.step(
+      "the operator cancelling the child ends the delegation, the parent goes on",
+      async () => {
+        const conv = await newConversation(h);
+        const { run, child } = await stalledChild(h, helper, conv);
+        h.ollama.enqueue(scenarios.text("The helper was stopped."));
+        assertEquals(
+          (await h.api("POST", `/api/agents/${helper}/runs/${child}/cancel`)).status,
+          202,
+        );
+        const frames = await readSse(h, run);
+        assertEquals(frames.at(-1)!.event, "run.completed");
+        assertEquals(delegateResult(frames).code, "subagent_cancelled");
+      },
+    );
+
+    await t.step(
+      `${SUBAGENTS_ACTIVE_MAX} delegations run at once; no further Run fits`,
+      async () => {
+        const a = await stalledChild(h, helper, await newConversation(h));
+        const b = await stalledChild(h, second, await newConversation(h));
+        assertEquals((await delegations(h)).filter((d) => d.state === "running").length, 2);
+        // Two parents and two children take every Run slot: a third parent cannot even start.
+        const third = await h.api(
+          "POST",
+          `/api/agents/${h.agent}/sessions/${await newConversation(h)}/runs`,
+          { message: "one more" },
+        );
+        assertEquals(codeOf(third), "runs_busy");
+        for (const r of [a, b]) {
+          await h.api("POST", `/api/agents/${h.agent}/runs/${r.run}/cancel`);
+          assertEquals((await readSse(h, r.run)).at(-1)!.event, "run.cancelled");
+        }
+        const helperChild = await sseOf(h, helper, a.child);
+        const secondChild = await sseOf(h, second, b.child);
+        assertEquals([helperChild.at(-1)!.event, secondChild.at(-1)!.event], [
+          "run.cancelled",
+          "run.cancelled",
+        ]);
+      },
+    );
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a server killed with a child running interrupts both Runs and re-runs nothing", async () => {
+  const ollama = await startFakeOllama();
+  try {
+    const h = await startRunHarness({ ollama });
+    const helper = await createAgent(h, "Helper");
+    const conv = await conversationOf(h, h.agent);
+    const { run, child } = await stalledChild(h, helper, conv);
+    await h.server.kill();
+    const chatsBefore = ollama.chats.length;
+
+    const h2 = await startRunHarness({ ollama, home: h.server.home });
+    try {
+      const parentTurn = await waitTurn(h2, conv, run);
+      assertEquals([parentTurn.state, parentTurn.terminal.code], [
+        "interrupted",
+        "run_interrupted",
+      ]);
+      const childEnd = (await sseOf(h2, helper, child)).find((f) => f.event === "run.failed")!;
+      assertEquals(childEnd.data.payload.code, "run_interrupted");
+      const [row] = await delegations(h2);
+      assertEquals([row.state, row.code], ["interrupted", "run_interrupted"]);
+      // Nothing was re-run: no model request since the restart.
+      assertEquals(ollama.chats.length, chatsBefore);
+      assert(row.finished_at !== null);
+    } finally {
+      await h2.close();
+    }
+  } finally {
+    await ollama.close();
+  }
+});
