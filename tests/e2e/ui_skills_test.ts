@@ -96,6 +96,14 @@ Deno.test("the Skills tab installs a skill by upload, inspects and removes it; a
       m.role === "tool"
     );
     assertEquals(JSON.parse(toolMsg.content).answer, "desserts\n");
+    // The tool card shows the answer and how the script ended.
+    const tool = page.locator("[data-testid=tool-card][data-tool='skill/reverse']");
+    await tool.locator("summary").click();
+    assertEquals(await tool.locator("[data-testid=skill-answer]").textContent(), "desserts\n");
+    assert(
+      (await tool.locator("[data-testid=skill-ended]").textContent())!.startsWith("exit code 0"),
+    );
+    await page.screenshot({ path: `${shots}desktop-skills-card.png` });
 
     // Remove it (with the confirmation step).
     await page.click("[data-testid=agent-settings]");
