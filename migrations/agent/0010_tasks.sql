@@ -2,7 +2,7 @@
 -- outlives the Run that started it. One row per Task; its output is spooled to the Task
 -- root (.runtime/agents/<agent>/tasks/<task>/output.log, ≤ 1 MiB, tail kept). run_id is
 -- the starting Run (no foreign key: the Task outlives the Run's retention). Retention:
--- the newest 128 finished Tasks, none older than 7 days (runtime/tasks/task_store.ts).
+-- the newest 128 finished Tasks, none older than 7 days (runtime/store/task_store.ts).
 CREATE TABLE tasks (
   id              TEXT PRIMARY KEY CHECK (length(id) = 36),
   run_id          TEXT NOT NULL CHECK (length(run_id) <= 64),

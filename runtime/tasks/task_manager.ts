@@ -19,7 +19,7 @@
  *   scratch copy is removed — a Task is never re-run;
  * - a finished Task keeps its scratch (its change set, for `exec/apply
  *   {task_id}`) only when the set is not empty, for the newest
- *   TASK_SCRATCHES_KEPT_PER_AGENT of the Agent; retention (task_store.ts)
+ *   TASK_SCRATCHES_KEPT_PER_AGENT of the Agent; retention (runtime/store/task_store.ts)
  *   removes the rows and roots of old Tasks.
  */
 import type { DatabaseSync } from "node:sqlite";
@@ -51,7 +51,7 @@ import {
   setSpooledBytes,
   type TaskRow,
   type TaskStatus,
-} from "./task_store.ts";
+} from "../store/task_store.ts";
 
 export interface TaskManagerOptions {
   /** The home's root directory. */

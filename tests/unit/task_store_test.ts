@@ -14,7 +14,7 @@ import {
   interruptRunningTasks,
   listTasks,
   pruneTasks,
-} from "../../runtime/tasks/task_store.ts";
+} from "../../runtime/store/task_store.ts";
 import { TASK_RETENTION_MS, TASKS_RETAINED_PER_AGENT } from "../../runtime/limits.ts";
 
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`;

@@ -12,7 +12,7 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import { TASK_RETENTION_MS, TASKS_LIST_MAX, TASKS_RETAINED_PER_AGENT } from "../limits.ts";
-import { transaction } from "../store/sqlite.ts";
+import { transaction } from "./sqlite.ts";
 
 export const TASK_STATUSES = [
   "running",
