@@ -40,7 +40,7 @@ export function App() {
   }
   return html`
     <div class="shell-app" data-testid="shell">
-      <${Workspace} request=${client.request} onLogout=${logout} />
+      <${Workspace} request=${client.request} onLogout=${logout} csrf=${() => client.csrf()} />
     </div>
   `;
 }

@@ -9,6 +9,13 @@ import { html } from "htm/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Icon } from "./Icon.ts";
 import { PermissionTable } from "./PermissionTable.ts";
+import {
+  AttachmentButton,
+  AttachmentList,
+  type AttachTarget,
+  useAttachments,
+  withAttachment,
+} from "./AttachmentButton.ts";
 import { commandMatches } from "./lib/command_input.ts";
 import { sizeView } from "./lib/format.ts";
 import { ContextMeter } from "./ContextMeter.ts";
@@ -51,6 +58,8 @@ export interface ComposerProps {
   onSubmit(text: string): void;
   onStop(runId: string): void;
   onDismissResult(): void;
+  /** Where attachments go (paperclip, drag-and-drop) [LC-4, UI-12]; null: none offered. */
+  attach?: AttachTarget | null;
 }
 
 /** The model a Turn without a choice uses: the Agent's default, else the catalog's [MB-14]. */
@@ -91,6 +100,13 @@ export function Composer(p: ComposerProps) {
   const slash = p.draft.startsWith("/");
   const typed = slash ? p.draft.slice(1).split(" ")[0] : "";
   const matches = slash ? commandMatches(p.commands, typed) : [];
+  // A stored attachment adds its path to the draft as it is then (not as it was at the drop).
+  const draftNow = useRef(p.draft);
+  draftNow.current = p.draft;
+  const att = useAttachments(
+    p.attach ?? null,
+    (path) => p.onDraft(withAttachment(draftNow.current, path)),
+  );
 
   // Focus the composer when a Conversation (or an empty state) opens (keyboard-first), and
   // after Retry refilled the draft, with the caret at its end.
@@ -205,7 +221,9 @@ export function Composer(p: ComposerProps) {
           </ul>
         </section>
       `}
-      <div class="composer" data-testid="composer">
+      <div class=${`composer${att.dragging ? " composer-drop" : ""}`} data-testid="composer"
+        ...${att.dropProps}>
+        <${AttachmentList} att=${att} />
         <textarea ref=${ref} class="composer-input" rows="1" value=${p.draft}
           placeholder=${p.activeRunId
             ? "Wait for the answer, or press Esc to stop…"
@@ -246,6 +264,7 @@ export function Composer(p: ComposerProps) {
             `}
           </div>
           <div class="composer-actions">
+            <${AttachmentButton} att=${att} />
             <button type="button" class="icon-btn" aria-label="Show slash commands"
               aria-expanded=${showHelp} onClick=${() =>
                 setHelpOpen(!helpOpen)}><${Icon} name="help" /></button>

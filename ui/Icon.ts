@@ -21,6 +21,8 @@ const PATHS: Record<string, string> = {
     "M12 21a9 9 0 1 0 0-18 9 9 0 0 0 0 18zM9.5 9.5a2.5 2.5 0 1 1 3.5 2.3c-.6.3-1 .9-1 1.6V14M12 17h.01",
   warn: "M12 4l9 16H3zM12 10v4M12 17h.01",
   bot: "M7 8h10v10H7zM12 4v4M9.5 12h.01M14.5 12h.01",
+  clip:
+    "M21.4 11.1l-9.2 9.2a6 6 0 0 1-8.5-8.5l9.2-9.2a4 4 0 0 1 5.7 5.7l-9.2 9.2a2 2 0 0 1-2.8-2.8l8.5-8.5",
 };
 
 export interface IconProps {

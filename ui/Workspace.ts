@@ -43,10 +43,12 @@ import { useRunStore } from "./lib/use_run_store.ts";
 
 export interface WorkspaceProps {
   request: Requester;
+  /** The session's CSRF token, for uploads that need XHR progress [UI-12]. */
+  csrf?: () => string | null;
   onLogout(): void;
 }
 
-export function Workspace({ request, onLogout }: WorkspaceProps) {
+export function Workspace({ request, onLogout, csrf }: WorkspaceProps) {
   const api = useMemo(() => createApi(request), [request]);
   const renderer = useMemo(() => createMarkdownRenderer(window), []);
   const drafts = useMemo(() => createDraftStore(globalThis.sessionStorage), []);
@@ -403,6 +405,7 @@ export function Workspace({ request, onLogout }: WorkspaceProps) {
             onSubmit: submit,
             onStop: stop,
             onDismissResult: () => setCommandResult(null),
+            attach: agentId && convId && csrf ? { agentId, conversationId: convId, csrf } : null,
           }} />
       </main>
       ${detailsOpen && agentId && html`
