@@ -12,9 +12,12 @@ import { RUN_DEADLINE_MS, WORKER_READ_GRACE_MS } from "../limits.ts";
 import { parseControlFrame } from "../protocol/worker_frames.ts";
 import type { WorkerBody } from "../../sandbox/worker_entry.ts";
 import { runHarnessKernel } from "./harness_kernel.ts";
+import { warmUpKernel } from "./warm_up.ts";
 
 /** Exit codes: 0 finished (any outcome was reported), 3 input ended before a terminal. */
 export const harnessWorkerBody: WorkerBody = async (port) => {
+  // Compiles the Turn's path before the first frame is read [PF-1]; nothing leaves the process.
+  await warmUpKernel();
   const result = await runHarnessKernel({
     send: (frame) => port.send(frame),
     receive: () => port.receive(RUN_DEADLINE_MS + WORKER_READ_GRACE_MS, parseControlFrame),
