@@ -5,10 +5,16 @@
  * `preview` (≤ 4 KiB); commit (runtime/tools/mutation_commit.ts) refuses
  * unless every bound value still holds.
  *
- * Pure module: schema, canonical digest and the exact line diff.
+ * Pure module: schema, canonical digest and the exact multi-hunk diff [TL-12].
  */
 import { z } from "zod";
-import { EDIT_PREVIEW_MAX_BYTES } from "../limits.ts";
+import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
+import {
+  APPROVAL_DIFF_EDIT_LENGTH_MAX,
+  APPROVAL_FULL_DIFF_MAX_BYTES,
+  DIFF_CONTEXT_LINES,
+  EDIT_PREVIEW_MAX_BYTES,
+} from "../limits.ts";
 import { domainDigest, floorUtf8Boundary } from "./text.ts";
 import { utf8Bytes } from "../protocol/digest.ts";
 
@@ -84,11 +90,32 @@ export function newContentDigest(text: string): string {
 }
 
 /**
- * The exact line diff of `before` → `after` (split on LF; joining each side's
- * lines with LF restores it). One hunk: common leading and trailing lines are
- * elided, the differing middle is shown in full. `before === null` is a create.
+ * The exact unified diff of `before` → `after` [TL-12]: the `diff` library's
+ * multi-hunk patch with DIFF_CONTEXT_LINES of context (`/dev/null` for a
+ * create). When the edit distance exceeds APPROVAL_DIFF_EDIT_LENGTH_MAX the
+ * library gives up and the exact single hunk (common head and tail elided, the
+ * differing middle in full) is used instead. Deterministic: the commit
+ * recomputes it and compares digests.
  */
 export function lineDiff(path: string, before: string | null, after: string): string {
+  const patch = createTwoFilesPatch(
+    before === null ? "/dev/null" : `a/${path}`,
+    `b/${path}`,
+    before ?? "",
+    after,
+    undefined,
+    undefined,
+    {
+      context: DIFF_CONTEXT_LINES,
+      maxEditLength: APPROVAL_DIFF_EDIT_LENGTH_MAX,
+      headerOptions: FILE_HEADERS_ONLY,
+    },
+  );
+  return patch ?? singleHunkDiff(path, before, after);
+}
+
+/** One hunk: common leading and trailing lines elided, the differing middle in full. */
+export function singleHunkDiff(path: string, before: string | null, after: string): string {
   const a = before === null ? [] : before.split("\n");
   const b = after.split("\n");
   let pre = 0;
@@ -101,12 +128,17 @@ export function lineDiff(path: string, before: string | null, after: string): st
   const removed = a.slice(pre, a.length - suf);
   const added = b.slice(pre, b.length - suf);
   const head = [
-    `--- ${before === null ? "/dev/null" : `a/${JSON.stringify(path)}`}`,
-    `+++ b/${JSON.stringify(path)}`,
+    `--- ${before === null ? "/dev/null" : `a/${path}`}`,
+    `+++ b/${path}`,
     `@@ -${pre + 1},${removed.length} +${pre + 1},${added.length} @@`,
   ];
   return [...head, ...removed.map((l) => `-${l}`), ...added.map((l) => `+${l}`)].join("\n") +
     "\n";
+}
+
+/** The full diff kept one click away from the approval, or null past its bound [TL-12]. */
+export function keptFullDiff(diff: string): string | null {
+  return utf8Bytes(diff) <= APPROVAL_FULL_DIFF_MAX_BYTES ? diff : null;
 }
 
 /** Fixed marker appended when the diff exceeds the preview bound. */

@@ -30,7 +30,10 @@ Deno.test("edit replaces the one exact match after approval, with an exact diff"
       binding,
     });
     assert(plan.ok);
-    assertEquals(plan.diff, '--- a/"src/a.txt"\n+++ b/"src/a.txt"\n@@ -2,1 +2,1 @@\n-two\n+2\n');
+    assertEquals(
+      plan.diff,
+      "--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n",
+    );
     assertEquals(plan.preview, plan.diff);
     // Nothing is written before the commit.
     assertEquals(Deno.readTextFileSync(p), "one\ntwo\nthree\n");
@@ -365,7 +368,8 @@ Deno.test("mutation bounds at exactly the limit pass: 4 KiB fragments and a 4 Ki
     });
     assert(ok.ok);
     // A create diff of exactly 4096 bytes is the preview; one byte more is cut with the marker.
-    const overhead = lineDiff("p.txt", null, "").length;
+    // The create diff of n ASCII bytes (no final newline) is n bytes plus a fixed overhead.
+    const overhead = lineDiff("p.txt", null, "x").length - 1;
     const exact = "x".repeat(4096 - overhead);
     const whole = prepareWrite(ws.root, { path: "p.txt", content: exact }, {
       receipt: null,
