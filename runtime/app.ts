@@ -38,6 +38,9 @@ import { createCommandPorts, runCommandDeps } from "./app_ports.ts";
 import { createCommandService } from "./commands/service.ts";
 import { commandRoutes } from "./http/command_routes.ts";
 import { runRoutes } from "./http/run_routes.ts";
+import { policyRoutes } from "./http/policy_routes.ts";
+import { createPolicyService } from "./tools/policy_service.ts";
+import { sealCatalog } from "./tools/catalog.ts";
 import { changeRoutes } from "./http/change_routes.ts";
 import { delegationRoutes } from "./http/delegation_routes.ts";
 import { workspaceRoutes } from "./http/workspace_routes.ts";
@@ -164,6 +167,16 @@ export function createApp(opts: AppOptions): App {
   });
   tasks.recover(agents.list().filter((a) => a.state === "active").map((a) => a.id));
   const tokenizers = createModelTokenizers(model);
+  // Per-Agent policy [TL-9]: this server always has the runner, so the exec tools are offered.
+  const policy = createPolicyService({
+    registryDb,
+    agents,
+    catalog: sealCatalog(),
+    runner: true,
+    // The policy view lists the Agent's skills [LC-3] and MCP tools [LC-5] beside the built-ins.
+    extensionSpecs: (id) => [...skills.specsFor(id), ...extensions.specsFor(id)],
+    log: opts.log,
+  });
   const runs = createRunService({
     home: opts.home,
     agents,
@@ -181,6 +194,7 @@ export function createApp(opts: AppOptions): App {
     }),
     tasks,
     workerPool: opts.workerPool,
+    policy,
   });
   agents.attachRunControl({
     cancelAgentWork: async (id, why) => {
@@ -190,7 +204,7 @@ export function createApp(opts: AppOptions): App {
   });
   // [CV-6] Runs left running by a previous process become interrupted before serving.
   runs.recover();
-  const runQueries = createRunQueries(runs);
+  const runQueries = createRunQueries(runs, policy);
   const routes: ProductRoute[] = [
     ...staticRoutes(modelHealth(model)),
     ...modelRoutes(model, {
@@ -209,6 +223,7 @@ export function createApp(opts: AppOptions): App {
     ...historyRoutes({ conversations }),
     ...rewindRoutes({ conversations, homeRoot: opts.home.root }),
     ...runRoutes({ runs, queries: runQueries }),
+    ...policyRoutes({ policy }),
     ...changeRoutes({ stateDb: (id) => runs.read.stateDb(id) }),
     ...delegationRoutes({ agents, stateDb: (id) => runs.read.stateDb(id) }),
     ...workspaceRoutes({ agents, home: opts.home }),

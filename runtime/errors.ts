@@ -132,6 +132,19 @@ const TABLE = {
   tool_denied: { status: 403, message: "The tool call was denied." },
   tool_invalid_arguments: { status: 422, message: "Invalid tool arguments." },
   permission_not_found: { status: 404, message: "Permission request not found." },
+  // per-Agent policy [TL-9, TL-10, TL-12]
+  policy_invalid: { status: 422, message: "The policy rule is not valid." },
+  policy_duplicate_rule: { status: 422, message: "The policy names the same rule twice." },
+  policy_too_many_rules: { status: 422, message: "The policy has too many rules." },
+  policy_platform_deny: {
+    status: 422,
+    message: "A rule may not relax what the platform denies.",
+  },
+  policy_always_unavailable: {
+    status: 422,
+    message: "This approval offers no always-allow rule.",
+  },
+  permission_diff_unavailable: { status: 404, message: "No full diff is kept for this approval." },
   // runner [EX-1, EX-2, TL-7]
   exec_busy: { status: 409, message: "Too many commands are running; try again later." },
   exec_unknown_program: { status: 422, message: "The program is not available to commands." },

@@ -552,3 +552,17 @@ export const DOCX_RATIO_MAX = 100;
 export const ATTACHMENT_NAME_ATTEMPTS_MAX = 100;
 /** UTF-8 bytes of a stored attachment name (the extension kept). */
 export const ATTACHMENT_NAME_MAX_BYTES = 128;
+/** Rules of one Agent's policy [TL-9]. */
+export const POLICY_RULES_MAX = 64;
+/** Policy-change audit entries the policy route returns (newest first) [TL-9]. */
+export const POLICY_AUDIT_SHOWN_MAX = 20;
+/** Lines of context around each hunk of an approval diff [TL-12]. */
+export const DIFF_CONTEXT_LINES = 3;
+/** Bytes of the full approval diff kept one click away; larger is not kept [TL-12]. */
+export const APPROVAL_FULL_DIFF_MAX_BYTES = 256 * KiB;
+/**
+ * Edit distance (lines) the diff library may explore for an approval diff; past it the exact
+ * single-hunk diff (whole differing middle) is shown instead, so a 1 MiB rewrite costs no more
+ * than a bounded search [TL-12].
+ */
+export const APPROVAL_DIFF_EDIT_LENGTH_MAX = 2000;

@@ -9,6 +9,7 @@
  * installs and removes the Agent's skills (SkillsView.ts) [LC-3]. All file
  * text is text nodes.
  */
+import { PolicyView } from "./PolicyView.ts";
 import { html } from "htm/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { DiffText } from "./DiffText.ts";
@@ -21,7 +22,14 @@ import type { Requester } from "./lib/endpoints.ts";
 import { SkillsView } from "./SkillsView.ts";
 import { RunnerSetting } from "./RunnerSetting.ts";
 
-export type AgentPanelTab = "settings" | "files" | "skills";
+export type AgentPanelTab = "settings" | "files" | "skills" | "policy";
+
+const TAB_LABEL: Record<AgentPanelTab, string> = {
+  settings: "Settings",
+  files: "Files",
+  skills: "Skills",
+  policy: "Policy",
+};
 
 export interface AgentPanelProps {
   api: Api;
@@ -284,17 +292,14 @@ export function AgentPanel(p: AgentPanelProps) {
           <button type="button" class="icon-btn" aria-label="Close" onClick=${p.onClose}>✕</button>
         </div>
         <div class="tabs" role="tablist">
-          ${(["settings", "files", ...(p.request ? ["skills" as const] : [])] as const).map((t) =>
-            html`
-              <button type="button" role="tab" aria-selected=${String(p.tab === t)}
-                class=${`tab ${p.tab === t ? "active" : ""}`} data-testid=${`agent-tab-${t}`}
-                onClick=${() => p.onTab(t)}>${t === "settings"
-                  ? "Settings"
-                  : t === "files"
-                  ? "Files"
-                  : "Skills"}</button>
-            `
-          )}
+          ${(["settings", "files", ...(p.request ? ["skills" as const] : []), "policy"] as const)
+            .map((t) =>
+              html`
+                <button type="button" role="tab" aria-selected=${String(p.tab === t)}
+                  class=${`tab ${p.tab === t ? "active" : ""}`} data-testid=${`agent-tab-${t}`}
+                  onClick=${() => p.onTab(t)}>${TAB_LABEL[t]}</button>
+              `
+            )}
         </div>
         ${p.tab === "settings"
           ? html`
@@ -303,6 +308,8 @@ export function AgentPanel(p: AgentPanelProps) {
           `
           : p.tab === "skills" && p.request
           ? html`<${SkillsView} request=${p.request} agent=${p.agent} />`
+          : p.tab === "policy"
+          ? html`<${PolicyView} api=${p.api} agentId=${p.agent.id} />`
           : html`<${Files} api=${p.api} agent=${p.agent} />`}
       </div>
     </dialog>

@@ -1,11 +1,11 @@
 /** The pending approvals of the open Conversation, stacked above the composer [UI-4]. */
 import { html } from "htm/preact";
-import { ApprovalCard } from "./ApprovalCard.ts";
+import { ApprovalCard, type ApprovalDecision } from "./ApprovalCard.ts";
 import type { PendingPermission } from "./lib/types.ts";
 
 export interface ApprovalListProps {
   permissions: PendingPermission[];
-  onDecide(id: string, decision: "approve" | "deny"): Promise<void>;
+  onDecide(id: string, decision: ApprovalDecision): Promise<void>;
 }
 
 export function ApprovalList({ permissions, onDecide }: ApprovalListProps) {

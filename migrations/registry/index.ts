@@ -7,6 +7,7 @@ import m0004 from "./0004_agent_loop_limits.sql" with { type: "text" };
 import m0005 from "./0005_extensions.sql" with { type: "text" };
 import m0006 from "./0006_agent_runner.sql" with { type: "text" };
 import m0007 from "./0007_agent_documents.sql" with { type: "text" };
+import m0008 from "./0008_agent_policy.sql" with { type: "text" };
 
 export const REGISTRY_MIGRATIONS: readonly Migration[] = [
   { version: 1, sql: m0001 },
@@ -16,4 +17,5 @@ export const REGISTRY_MIGRATIONS: readonly Migration[] = [
   { version: 5, sql: m0005 },
   { version: 6, sql: m0006 },
   { version: 7, sql: m0007 },
+  { version: 8, sql: m0008 },
 ];

@@ -19,7 +19,7 @@ import { parseBoundedBash } from "./bounded_bash.ts";
 import { canonicalJson } from "../protocol/digest.ts";
 import { domainDigest } from "../tools/text.ts";
 import type { ToolArgs } from "../tools/policy.ts";
-import { previewOf } from "../tools/mutation_plan.ts";
+import { keptFullDiff, previewOf } from "../tools/mutation_plan.ts";
 import { checkCommandArgs } from "./command_args.ts";
 import type { ExecResult, RunExec } from "./run_exec.ts";
 import type { OutputDelta } from "./runner_types.ts";
@@ -38,6 +38,10 @@ export interface GatedExec {
   planDigest: string;
   executor: string;
   commit(): Promise<ExecResult>;
+  /** exec/apply: the planned paths (what the policy decides on) [TL-9]. */
+  paths?: string[];
+  /** exec/apply: the whole approval text, kept one click away when ≤ 256 KiB [TL-12]. */
+  fullDiff?: string | null;
 }
 
 export interface ExecCallContext {
@@ -126,15 +130,17 @@ export function prepareExecTool(
     );
     for (const u of plan.unknown) lines.push(`? ${u} (not in the change set)`);
     const diffs = plan.entries.map((e) => source.diffOf(e.path)).filter((d) => d !== null);
-    const preview = previewOf(
+    const whole =
       `Apply ${plan.entries.length} path(s) of the change set of ${origin}${plan.command_call_id}:\n` +
-        lines.join("\n") + "\n\n" + diffs.join(""),
-    );
+      lines.join("\n") + "\n\n" + diffs.join("");
+    const preview = previewOf(whole);
     return {
       ok: true,
       gated: {
         preview,
         planDigest: plan.digest,
+        paths: plan.entries.map((e) => e.path),
+        fullDiff: keptFullDiff(whole),
         executor: EXEC_TOOL_EXECUTORS["exec/apply"],
         commit: () => Promise.resolve(source.commitApply(plan, c.callId)),
       },

@@ -25,6 +25,7 @@ import {
   CapabilityAuditResponse,
   ContextPreviewResponse,
   DecisionResponse,
+  PermissionDiffResponse,
   PermissionsResponse,
   PreparationResponse,
   ReplayResponse,
@@ -49,7 +50,11 @@ export const CancelPreparationBody = z.object({ operation_id: z.string().min(1).
   .strict();
 export type CancelPreparationBody = z.infer<typeof CancelPreparationBody>;
 
-export const DecisionBody = z.object({ decision: z.enum(["approve", "deny"]) }).strict();
+export const DecisionBody = z.object({
+  decision: z.enum(["approve", "deny"]),
+  /** [TL-10] Approve and add the approval's narrowed allow rule to the Agent's policy. */
+  always_allow: z.literal(true).optional(),
+}).strict();
 export type DecisionBody = z.infer<typeof DecisionBody>;
 
 function idParam(
@@ -247,9 +252,22 @@ export function runRoutes(deps: { runs: RunService; queries: RunQueries }): Prod
             agentParam(ctx),
             idParam(ctx, "id", "permission_not_found"),
             ctx.body.decision,
+            ctx.body.always_allow === true,
           ),
         );
       },
+    },
+    {
+      method: "GET",
+      path: "/api/agents/:agent/permissions/:id/diff",
+      auth: "session",
+      query: NoQuery,
+      response: PermissionDiffResponse,
+      handler: (ctx) =>
+        reply(
+          PermissionDiffResponse,
+          queries.permissionDiff(agentParam(ctx), idParam(ctx, "id", "permission_not_found")),
+        ),
     },
   ];
 }

@@ -11,6 +11,7 @@ import {
   CONVERSATION_EXPORT_TURNS_MAX,
   CONVERSATION_TITLE_MAX_CHARS,
   IMPORT_ANSWER_MAX_BYTES,
+  POLICY_RULES_MAX,
   RUN_EVENTS_MAX,
   SEARCH_RESULTS_MAX,
   USER_MESSAGE_MAX_BYTES,
@@ -549,6 +550,18 @@ export const CapabilityAuditResponse = z.object({
   runner_access: z.array(RunnerAccessSchema).optional(),
 }).strict();
 
+/**
+ * One rule of an Agent's policy: `tool` is a tool id, `exec/command:<argv0>` or `mcp/<server>/*`;
+ * `path_prefix` (file tools and exec/apply only) is a canonical workspace-relative directory,
+ * `.` for the whole workspace. The finer rules are checked by runtime/tools/policy.ts.
+ */
+export const PolicyRuleSchema = z.object({
+  tool: z.string().min(1).max(200),
+  decision: z.enum(["allow", "ask", "deny"]),
+  path_prefix: z.string().min(1).max(1024).optional(),
+}).strict();
+export type PolicyRuleJson = z.infer<typeof PolicyRuleSchema>;
+
 export const PendingPermissionSchema = z.object({
   id: z.string(),
   run_id: z.string(),
@@ -557,12 +570,24 @@ export const PendingPermissionSchema = z.object({
   state: z.string(),
   preview: z.string(),
   created_at: z.number(),
+  /** The narrowed rule "Always allow" would add; null when the approval offers none [TL-10]. */
+  always_allow: PolicyRuleSchema.nullable().optional(),
+  /** Bytes of the full diff kept one click away; null when none is kept [TL-12]. */
+  full_diff_bytes: z.number().int().min(0).nullable().optional(),
 }).strict();
 export type PendingPermissionJson = z.infer<typeof PendingPermissionSchema>;
 export const PermissionsResponse = z.object({ pending: z.array(PendingPermissionSchema) }).strict();
 export const DecisionResponse = z.object({
   id: z.string(),
   state: z.enum(["approved", "denied"]),
+  /** The rule "Always allow" added (or found already present) [TL-10]. */
+  rule_added: PolicyRuleSchema.optional(),
+}).strict();
+/** `GET …/permissions/<id>/diff`: the full diff of an approval (≤ 256 KiB) [TL-12]. */
+export const PermissionDiffResponse = z.object({
+  id: z.string(),
+  tool_id: z.string(),
+  diff: z.string(),
 }).strict();
 
 // ---------------------------------------------------------------- the operator's workspace view
@@ -817,3 +842,59 @@ export const DelegationsResponse = z.object({
 }).strict();
 export type DelegationsJson = z.infer<typeof DelegationsResponse>;
 export type DelegationJson = DelegationsJson["delegations"][number];
+
+// ---------------------------------------------------------------- per-Agent policy [TL-9]
+
+/**
+ * `PUT /api/agents/<agent>/policy`. Past 64 rules the gateway's JSON shape bound (64 items per
+ * array) already refuses it (422 `schema_violation`); the service checks the bound again for
+ * "Always allow" (422 `policy_too_many_rules`).
+ */
+export const PolicyBody = z.object({ rules: z.array(PolicyRuleSchema).max(POLICY_RULES_MAX) })
+  .strict();
+export type PolicyBody = z.infer<typeof PolicyBody>;
+
+const DecisionReason = z.enum(["platform deny", "Agent rule", "default"]);
+
+/** A narrower rule (path or program) that applies to a tool, with where it comes from. */
+const ScopedDecisionSchema = z.object({
+  scope: z.string(),
+  decision: z.enum(["allow", "ask", "deny"]),
+  reason: DecisionReason,
+  /** The rule's index in `rules` when it is an Agent rule. */
+  rule_index: z.number().int().min(0).nullable(),
+}).strict();
+
+/** One row of the policy view: a catalog tool (or command/MCP form) and its effective decision. */
+export const PolicyToolSchema = z.object({
+  tool: z.string(),
+  /** tool | command | mcp_server */
+  kind: z.enum(["tool", "command", "mcp_server"]),
+  description: z.string(),
+  default_decision: z.enum(["allow", "ask", "deny"]),
+  decision: z.enum(["allow", "ask", "deny"]),
+  reason: DecisionReason,
+  /** What decided it, in words (the platform's reason, or the rule). */
+  why: z.string(),
+  rule_index: z.number().int().min(0).nullable(),
+  scoped: z.array(ScopedDecisionSchema),
+}).strict();
+export type PolicyToolJson = z.infer<typeof PolicyToolSchema>;
+
+export const PolicyAuditSchema = z.object({
+  at: z.number(),
+  source: z.enum(["api", "always_allow"]),
+  added: z.array(PolicyRuleSchema),
+  removed: z.array(PolicyRuleSchema),
+}).strict();
+
+export const PolicyResponse = z.object({
+  rules: z.array(PolicyRuleSchema),
+  /** The platform's own denies: no rule can relax them. */
+  platform: z.array(z.object({ scope: z.string(), reason: z.string() }).strict()),
+  tools: z.array(PolicyToolSchema),
+  /** The newest policy changes first. */
+  audit: z.array(PolicyAuditSchema),
+  rules_max: z.number().int(),
+}).strict();
+export type PolicyResponseJson = z.infer<typeof PolicyResponse>;

@@ -145,6 +145,14 @@ export const PAYLOADS = {
     tool_id: ToolIdSchema,
     preview: z.string().max(4096),
     plan_digest: z.string().regex(/^[0-9a-f]{64}$/),
+    /** The narrowed rule "Always allow" would add [TL-10]; absent or null: none offered. */
+    always_allow: z.object({
+      tool: z.string().max(200),
+      decision: z.literal("allow"),
+      path_prefix: z.string().max(1024).optional(),
+    }).strict().nullable().optional(),
+    /** Bytes of the full diff kept one click away [TL-12]; absent or null: none kept. */
+    full_diff_bytes: z.number().int().min(0).nullable().optional(),
   }).strict(),
   "permission.decided": z.object({
     permission_id: IdSchema,

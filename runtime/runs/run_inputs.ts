@@ -30,7 +30,13 @@ import { completedTurnIdsBefore, getConversation, pageTurns } from "../store/age
 import type { DatabaseSync } from "../store/sqlite.ts";
 import { sealCatalog, type ToolCatalog, type ToolSpec } from "../tools/catalog.ts";
 import { HISTORY_TURNS_READ_MAX, TOOLSET_TOOLS_MAX } from "../limits.ts";
-import { type EffectiveToolSet, type PolicyRule, resolveToolSet } from "../tools/policy.ts";
+import {
+  type AgentRule,
+  type EffectiveToolSet,
+  type PlatformRule,
+  type PolicyRule,
+  resolveToolSet,
+} from "../tools/policy.ts";
 import { readInstructionFile } from "../workspace/instruction_file.ts";
 import { DOCUMENT_TOOL_ID } from "../documents/documents.ts";
 import {
@@ -88,6 +94,8 @@ export interface RunInputsOptions {
   extensionSpecs?: (agentId: string) => ToolSpec[];
   /** Exact counting where the tokenizer is verified [CX-7]; absent ⇒ the upper bound. */
   tokenizers?: TokenizerService;
+  /** The platform's denies and the Agent's rules [TL-9]; absent ⇒ catalog defaults. */
+  agentPolicy?: (agentId: string) => { rules: AgentRule[]; platform: readonly PlatformRule[] };
 }
 
 const NO_TOKENIZER: Counting = {
@@ -156,7 +164,13 @@ export function createRunInputs(opts: RunInputsOptions) {
       rules.push({ tool_id: DOCUMENT_TOOL_ID, decision: "deny" });
     }
     // Browser Runs are interactive: `ask` tools wait for the operator's approval [TL-2].
-    return resolveToolSet({ catalog: cat, rules, interactive: true, id: crypto.randomUUID() });
+    return resolveToolSet({
+      catalog: cat,
+      rules,
+      interactive: true,
+      id: crypto.randomUUID(),
+      agent: opts.agentPolicy?.(agentId),
+    });
   }
 
   /** The calibration scope [CX-5]: model, toolset, renderer and (when not the default) estimator. */

@@ -26,6 +26,7 @@ import {
   REPLAY_PAGE_MAX,
 } from "../limits.ts";
 import { PAYLOADS } from "../protocol/events.ts";
+import { type PolicyRuleJson, PolicyRuleSchema } from "../protocol/api.ts";
 import type { EventEnvelope } from "../protocol/events.ts";
 import {
   capabilityAudit,
@@ -34,6 +35,7 @@ import {
   getRun,
   listEvents,
   pendingPermissions,
+  permissionFullDiff,
   type RunRow,
   usageSamples,
 } from "../store/run_store.ts";
@@ -44,7 +46,23 @@ import type { RunService } from "./run_service.ts";
 
 export type RunQueries = ReturnType<typeof createRunQueries>;
 
-export function createRunQueries(service: RunService) {
+/** The stored "Always allow" rule of an approval; null when none (or it does not parse). */
+function alwaysRuleOf(json: string | null): PolicyRuleJson | null {
+  if (json === null) return null;
+  try {
+    const r = PolicyRuleSchema.safeParse(JSON.parse(json));
+    return r.success ? r.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What the approval route needs of the policy [TL-10]. */
+export interface AlwaysAllowPort {
+  addAlwaysAllow(agentId: string, rule: PolicyRuleJson): PolicyRuleJson;
+}
+
+export function createRunQueries(service: RunService, policy?: AlwaysAllowPort) {
   const runs = service.read;
   const key = createInspectionKey();
 
@@ -183,20 +201,53 @@ export function createRunQueries(service: RunService) {
     /** GET …/permissions */
     permissions(agentId: string) {
       const db = runs.stateDb(agentId);
-      return { pending: pendingPermissions(db, PERMISSIONS_PENDING_MAX) };
+      return {
+        pending: pendingPermissions(db, PERMISSIONS_PENDING_MAX).map((r) => ({
+          id: r.id,
+          run_id: r.run_id,
+          call_id: r.call_id,
+          tool_id: r.tool_id,
+          state: r.state,
+          preview: r.preview,
+          created_at: r.created_at,
+          always_allow: alwaysRuleOf(r.always_rule),
+          full_diff_bytes: r.full_diff_bytes,
+        })),
+      };
     },
 
-    /** POST …/permissions/<id> */
-    decide(agentId: string, id: string, decision: "approve" | "deny") {
+    /** GET …/permissions/<id>/diff: the full diff kept one click away [TL-12]. */
+    permissionDiff(agentId: string, id: string) {
+      const row = permissionFullDiff(runs.stateDb(agentId), id);
+      if (!row) throw new AppError("permission_not_found");
+      if (row.full_diff === null) throw new AppError("permission_diff_unavailable");
+      return { id, tool_id: row.tool_id, diff: row.full_diff };
+    },
+
+    /**
+     * POST …/permissions/<id>. With `always` [TL-10] the approval's narrowed rule is added to
+     * the Agent's policy first; a refusal there (no rule offered, the rule bound, a platform
+     * deny) leaves the approval pending and the policy unchanged.
+     */
+    decide(agentId: string, id: string, decision: "approve" | "deny", always = false) {
       const db = runs.stateDb(agentId);
       const row = getPermission(db, id);
       if (!row || row.state !== "pending") throw new AppError("permission_not_found");
+      let added: PolicyRuleJson | undefined;
+      if (always) {
+        const rule = alwaysRuleOf(row.always_rule);
+        if (decision !== "approve" || rule === null || !policy) {
+          throw new AppError("policy_always_unavailable");
+        }
+        added = policy.addAlwaysAllow(agentId, rule);
+      }
       if (!decidePermission(db, id, decision === "approve" ? "approved" : "denied", Date.now())) {
         throw new AppError("permission_not_found");
       }
       // Wakes the waiting Run; a Run that already ended expired its rows in its terminal.
       service.approvalDecided(agentId, id, decision);
-      return { id, state: decision === "approve" ? "approved" as const : "denied" as const };
+      const state = decision === "approve" ? "approved" as const : "denied" as const;
+      return added ? { id, state, rule_added: added } : { id, state };
     },
   };
 }

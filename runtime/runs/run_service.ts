@@ -23,6 +23,7 @@
  */
 import type { McpPort, SkillPort } from "./turn_context.ts";
 import type { AcpService } from "../acp/service.ts";
+import type { AgentRule, CallFacts, Decided, PlatformRule } from "../tools/policy.ts";
 import type { AgentService } from "../agents/service.ts";
 import { isCommandInput } from "../protocol/command_input.ts";
 import { admit, countedTexts } from "../context/admission.ts";
@@ -92,6 +93,14 @@ export interface RunServiceOptions {
   documents?: DocumentsPort;
   /** Exact token counting [CX-7]. @default none: the upper bound */
   tokenizers?: TokenizerService;
+  /** Per-Agent policy [TL-9]. @default none: the catalog defaults decide */
+  policy?: RunPolicyPort;
+}
+
+/** What a Run needs of the per-Agent policy [TL-9]. */
+export interface RunPolicyPort {
+  decide(agentId: string, facts: CallFacts): Decided;
+  toolsetPolicy(agentId: string): { rules: AgentRule[]; platform: readonly PlatformRule[] };
 }
 
 export interface SubmitBody {
@@ -197,6 +206,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
       ]
       : undefined,
     tokenizers: opts.tokenizers,
+    agentPolicy: opts.policy ? (agentId) => opts.policy!.toolsetPolicy(agentId) : undefined,
   });
   const { stateDb, workspaceDir, defaultModelId, reasoningOf, limitsOf, prepare, usageScope } =
     inputs;
@@ -317,6 +327,9 @@ export function createRunService(opts: RunServiceOptions): RunService {
           generationCurrent: () => opts.agents.isCurrentGeneration(agentId, admission.generation),
           receipts: new Map(),
           checkpointMaxBytes: hooks.checkpointMaxBytes ?? undefined,
+          policy: opts.policy
+            ? (facts: CallFacts) => opts.policy!.decide(agentId, facts)
+            : undefined,
         },
       };
       modelsOfRuns.set(runId, modelId);

@@ -13,6 +13,14 @@
  *   call id, path identity and digests) is persisted as a pending permission,
  *   the Run waits for the browser's decision (or its own cancel/deadline), and
  *   the commit re-checks the Agent generation; anything else is `tool_denied`;
+ * - each call is decided on the Agent's policy as it is at that moment
+ *   [TL-9]: a platform deny or an Agent deny refuses it (`tool_denied`), an
+ *   Agent allow runs it without asking (same plan, binding and commit as an
+ *   approved one), `ask` waits for the operator; a path that is not canonical
+ *   is refused with the tool's own code before any decision; exec/apply is
+ *   decided on its planned paths;
+ * - an approval carries the narrowed "Always allow" rule and the full diff
+ *   (≤ 256 KiB), fixed when it is asked [TL-10, TL-12];
  * - at most PERMISSIONS_PENDING_MAX approvals are pending per Agent;
  * - the model sees the [TL-3] projection of the canonical result.
  */
@@ -23,7 +31,7 @@ import {
   PERMISSIONS_PENDING_MAX,
 } from "../limits.ts";
 import { type CheckpointInput, recordCheckpoints } from "../store/checkpoint_store.ts";
-import { canonicalJson, domainDigest } from "../protocol/digest.ts";
+import { canonicalJson, domainDigest, utf8Bytes } from "../protocol/digest.ts";
 import {
   countPendingPermissions,
   expirePermissions,
@@ -55,7 +63,8 @@ import { parseMcpToolId } from "../extensions/tool_map.ts";
 import { parseSkillToolId } from "../skills/manifest.ts";
 import type { ToolSpec } from "../tools/catalog.ts";
 import { DOCUMENT_EXECUTOR, DOCUMENT_TOOL_ID } from "../documents/documents.ts";
-import { previewOf } from "../tools/mutation_plan.ts";
+import { keptFullDiff, previewOf } from "../tools/mutation_plan.ts";
+import { alwaysAllowRule, callFacts, type Decided } from "../tools/policy.ts";
 import { domainDigest as hexDigest } from "../tools/text.ts";
 
 type Gated =
@@ -65,6 +74,10 @@ type Gated =
     planDigest: string;
     executor: string;
     commit(): Promise<ToolExecResult> | ToolExecResult;
+    /** The whole diff kept one click away (≤ 256 KiB), null when none is kept [TL-12]. */
+    fullDiff?: string | null;
+    /** exec/apply: the planned paths the policy decides on [TL-9]. */
+    paths?: string[];
   }
   | { ok: false; code: ErrorCode };
 
@@ -81,9 +94,26 @@ function gatedMutation(
   return {
     ok: true,
     preview: prep.preview,
+    fullDiff: keptFullDiff(prep.diff),
     planDigest: prep.plan.plan_digest,
     executor: MUTATION_TOOL_EXECUTORS[toolId],
     commit: () => commitApproved(workspaceDir, prep.plan, binding, checkpoint),
+  };
+}
+
+/** A read tool the policy says `ask` for [TL-9]: the call is shown, then run as usual. */
+function gatedRead(ctx: TurnContext, spec: ToolSpec, args: ToolArgs, callId: string): Gated {
+  const shown = JSON.stringify(args, null, 2).split("\n").map(escapeName).join("\n");
+  return {
+    ok: true,
+    preview: previewOf(`${spec.id}\nArguments:\n${shown}\n`),
+    planDigest: hexDigest("agent-builder/read-call/v1", canonicalJson([callId, spec.id, args])),
+    executor: READ_TOOL_EXECUTORS[spec.id],
+    commit: () => {
+      const r = executeReadTool(spec, ctx.workspaceDir, args);
+      if (r.ok && r.receipt) ctx.approvals?.receipts.set(r.receipt.path, r.receipt);
+      return r;
+    },
   };
 }
 
@@ -223,33 +253,49 @@ export async function runToolCall(
   };
   const isMcp = tool !== undefined && parseMcpToolId(tool.spec.id) !== null;
   const isSkill = tool !== undefined && parseSkillToolId(tool.spec.id) !== null;
+  const a = ctx.approvals;
+  // [TL-9] The decision of THIS call on the Agent's policy as it is now (platform deny, Agent
+  // rule, default); without a policy port the EffectiveToolSet's tool-level decision.
+  const decideNow = (planPaths?: string[]): Decided =>
+    a?.policy && tool && check.ok
+      ? a.policy(callFacts(tool.spec, check.args, planPaths))
+      : { decision: tool!.decision, reason: "default", ruleIndex: null, platform: null };
+  const isRead = tool !== undefined && Object.hasOwn(READ_TOOL_EXECUTORS, tool.spec.id);
+  // exec/apply's paths are known only from its plan: it is decided after planning.
+  const early = tool && check.ok && tool.spec.id !== "exec/apply" ? decideNow() : null;
+  // A path that is not canonical is refused as the tool would refuse it, before any decision.
+  const pathCode = tool && check.ok ? callFacts(tool.spec, check.args).pathCode : undefined;
   if (!tool || !check.ok) {
     result = { ok: false, code: "tool_invalid_arguments" };
-  } else if (tool.decision === "allow" && Object.hasOwn(READ_TOOL_EXECUTORS, tool.spec.id)) {
+  } else if (pathCode !== undefined) {
+    result = { ok: false, code: pathCode };
+  } else if (early?.decision === "deny") {
+    result = { ok: false, code: "tool_denied" };
+  } else if (early?.decision === "allow" && isRead) {
     dispatch(READ_TOOL_EXECUTORS[tool.spec.id]);
     result = executeReadTool(tool.spec, ctx.workspaceDir, check.args);
     if (result.ok && result.receipt) {
       ctx.approvals?.receipts.set(result.receipt.path, result.receipt);
     }
-  } else if (tool.decision === "allow" && Object.hasOwn(TASK_TOOL_EXECUTORS, tool.spec.id)) {
+  } else if (early?.decision === "allow" && Object.hasOwn(TASK_TOOL_EXECUTORS, tool.spec.id)) {
     // [EX-6] task/status and task/output read the Agent's Task records (allow by default).
     dispatch(TASK_TOOL_EXECUTORS[tool.spec.id]);
     result = readTaskTool(ctx.tasks, tool.spec.id, check.args);
   } else if (
-    tool.decision === "allow" && tool.spec.id === DOCUMENT_TOOL_ID && ctx.documents !== undefined
+    early?.decision === "allow" && tool.spec.id === DOCUMENT_TOOL_ID &&
+    ctx.documents !== undefined
   ) {
     // [LC-4] A read in the runner sandbox; the Agent's setting is checked again per call.
     dispatch(DOCUMENT_EXECUTOR);
     result = await ctx.documents(check.args, ctx.signal);
   } else if (
-    tool.decision === "ask" && ctx.approvals &&
-    (Object.hasOwn(MUTATION_TOOL_EXECUTORS, tool.spec.id) ||
+    a &&
+    (isRead || Object.hasOwn(MUTATION_TOOL_EXECUTORS, tool.spec.id) ||
       (isMcp && ctx.mcp !== undefined) ||
       (isSkill && ctx.skills !== undefined) ||
       (tool.spec.id === "agent/delegate" && ctx.delegate !== undefined) ||
       (ctx.exec !== undefined && Object.hasOwn(EXEC_TOOL_EXECUTORS, tool.spec.id)))
   ) {
-    const a = ctx.approvals;
     const binding = {
       agent_id: a.agentId,
       generation: a.generation,
@@ -259,7 +305,9 @@ export async function runToolCall(
     const path = typeof check.args.path === "string" ? check.args.path : "";
     // File mutations and the exec tools share one approval path: a preview, a bound
     // plan digest, and a commit that runs only after the decision [TL-2, TL-6, EX-5].
-    const prep = isMcp
+    const prep = isRead
+      ? gatedRead(ctx, tool.spec, check.args, p.ref.call_id)
+      : isMcp
       ? gatedMcp(ctx, tool.spec.id, check.args, p.ref.call_id)
       : isSkill
       ? gatedSkill(ctx, tool.spec, check.args, p.ref.call_id)
@@ -284,17 +332,32 @@ export async function runToolCall(
             now: now(),
           }),
       );
+    const decided = !prep.ok ? null : early ?? decideNow(prep.paths ?? []);
     if (!prep.ok) result = prep;
-    else if (countPendingPermissions(db) >= PERMISSIONS_PENDING_MAX) {
+    else if (decided!.decision === "deny") {
+      result = { ok: false, code: "tool_denied" };
+    } else if (decided!.decision === "allow") {
+      // [TL-9, TL-10] An Agent rule allows this call: no approval is asked.
+      if (!a.generationCurrent()) result = { ok: false, code: "approval_stale" };
+      else {
+        dispatch(prep.executor);
+        result = await prep.commit();
+      }
+    } else if (countPendingPermissions(db) >= PERMISSIONS_PENDING_MAX) {
       result = { ok: false, code: "tool_denied" };
     } else {
       const permissionId = crypto.randomUUID();
+      // [TL-10] The narrowed rule "Always allow" would add, fixed now from the checked call.
+      const always = alwaysAllowRule(callFacts(tool.spec, check.args, prep.paths));
+      const fullDiff = prep.fullDiff ?? null;
       recorder.durable("permission.requested", {
         permission_id: permissionId,
         call_id: p.ref.call_id,
         tool_id: tool.spec.id,
         preview: prep.preview,
         plan_digest: prep.planDigest,
+        always_allow: always === null ? null : { ...always, decision: "allow" as const },
+        full_diff_bytes: fullDiff === null ? null : utf8Bytes(fullDiff),
       }, () =>
         insertPermission(db, {
           id: permissionId,
@@ -302,6 +365,8 @@ export async function runToolCall(
           callId: p.ref.call_id,
           toolId: tool.spec.id,
           preview: prep.preview,
+          fullDiff,
+          alwaysRule: always === null ? null : JSON.stringify(always),
           now: now(),
         }));
       const d = await a.approvals.wait(a.agentId, permissionId, ctx.signal);

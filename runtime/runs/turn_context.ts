@@ -20,6 +20,7 @@ import type { ErrorCode } from "../errors.ts";
 import type { ToolSpec } from "../tools/catalog.ts";
 import type { Approvals } from "./approvals.ts";
 import type { SkillPlan } from "../skills/service.ts";
+import type { CallFacts, Decided } from "../tools/policy.ts";
 import type { RunRecorder } from "./run_recorder.ts";
 import type { DelegatePort } from "../subagents/coordinator.ts";
 
@@ -71,6 +72,11 @@ export interface ApprovalContext {
   receipts: Map<string, ReadReceipt>;
   /** Kept checkpoint bytes per Agent [TL-11]. @default CHECKPOINT_AGENT_MAX_BYTES */
   checkpointMaxBytes?: number;
+  /**
+   * The decision of one call on the Agent's policy as it is now [TL-9]; absent ⇒ the
+   * EffectiveToolSet's tool-level decision.
+   */
+  policy?: (facts: CallFacts) => Decided;
 }
 
 export interface TurnContext {

@@ -23,7 +23,8 @@ export type AuditEvent =
   | "deleted"
   | "delete_residue"
   | "recovered"
-  | "orphan_found";
+  | "orphan_found"
+  | "policy_changed";
 
 export interface AgentRow {
   id: string;
@@ -137,11 +138,11 @@ export function appendAudit(
   agentId: string,
   event: AuditEvent,
   at: number,
-  extra: { generation?: number; residue?: number } = {},
+  extra: { generation?: number; residue?: number; detail?: string } = {},
 ): void {
   db.prepare(
-    "INSERT INTO agent_audit (agent_id, event, generation, residue, at) VALUES (?, ?, ?, ?, ?)",
-  ).run(agentId, event, extra.generation ?? null, extra.residue ?? null, at);
+    "INSERT INTO agent_audit (agent_id, event, generation, residue, at, detail) VALUES (?, ?, ?, ?, ?, ?)",
+  ).run(agentId, event, extra.generation ?? null, extra.residue ?? null, at, extra.detail ?? null);
   // Bounded history [OP-3]: only the newest AGENT_AUDIT_ROWS_MAX rows are kept (a primary-key
   // range delete, so at most one row per append in steady state).
   db.prepare("DELETE FROM agent_audit WHERE id <= (SELECT max(id) FROM agent_audit) - ?").run(

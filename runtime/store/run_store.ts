@@ -300,17 +300,55 @@ export interface PermissionRow {
   state: string;
   preview: string;
   created_at: number;
+  /** The "Always allow" rule as JSON [TL-10]; null: none offered. */
+  always_rule: string | null;
+  /** Bytes of the kept full diff [TL-12]; null: none kept. */
+  full_diff_bytes: number | null;
 }
 
 export function insertPermission(
   db: DatabaseSync,
-  p: { id: string; runId: string; callId: string; toolId: string; preview: string; now: number },
+  p: {
+    id: string;
+    runId: string;
+    callId: string;
+    toolId: string;
+    preview: string;
+    now: number;
+    /** ≤ 256 KiB [TL-12]. @default null */
+    fullDiff?: string | null;
+    /** JSON of the narrowed rule [TL-10]. @default null */
+    alwaysRule?: string | null;
+  },
 ): void {
   db.prepare(
-    `INSERT INTO permissions (id, run_id, call_id, tool_id, state, preview, created_at)
-     VALUES (?, ?, ?, ?, 'pending', ?, ?)`,
-  ).run(p.id, p.runId, p.callId, p.toolId, p.preview, p.now);
+    `INSERT INTO permissions
+       (id, run_id, call_id, tool_id, state, preview, created_at, full_diff, always_rule)
+     VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
+  ).run(
+    p.id,
+    p.runId,
+    p.callId,
+    p.toolId,
+    p.preview,
+    p.now,
+    p.fullDiff ?? null,
+    p.alwaysRule ?? null,
+  );
 }
+
+/** The full diff of an approval [TL-12]; null when the row or its diff is absent. */
+export function permissionFullDiff(
+  db: DatabaseSync,
+  id: string,
+): { tool_id: string; full_diff: string | null } | null {
+  return (db.prepare("SELECT tool_id, full_diff FROM permissions WHERE id = ?").get(id) as
+    | { tool_id: string; full_diff: string | null }
+    | undefined) ?? null;
+}
+
+const PERMISSION_COLUMNS = "id, run_id, call_id, tool_id, state, preview, created_at, " +
+  "always_rule, length(CAST(full_diff AS BLOB)) AS full_diff_bytes";
 
 export function countPendingPermissions(db: DatabaseSync): number {
   return (db.prepare("SELECT count(*) AS n FROM permissions WHERE state = 'pending'").get() as {
@@ -320,14 +358,14 @@ export function countPendingPermissions(db: DatabaseSync): number {
 
 export function pendingPermissions(db: DatabaseSync, limit: number): PermissionRow[] {
   return db.prepare(
-    `SELECT id, run_id, call_id, tool_id, state, preview, created_at FROM permissions
+    `SELECT ${PERMISSION_COLUMNS} FROM permissions
      WHERE state = 'pending' ORDER BY created_at LIMIT ?`,
   ).all(limit) as unknown as PermissionRow[];
 }
 
 export function getPermission(db: DatabaseSync, id: string): PermissionRow | null {
   return (db.prepare(
-    "SELECT id, run_id, call_id, tool_id, state, preview, created_at FROM permissions WHERE id = ?",
+    `SELECT ${PERMISSION_COLUMNS} FROM permissions WHERE id = ?`,
   ).get(id) as PermissionRow | undefined) ?? null;
 }
 

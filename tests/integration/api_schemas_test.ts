@@ -131,6 +131,13 @@ Deno.test("every API response of a real server matches its route's shared schema
     assertEquals((await call("GET", `${A}/skills/walker`)).status, 200);
     assertEquals((await call("DELETE", `${A}/skills/walker`)).status, 200);
 
+    // per-Agent policy [TL-9]
+    assertEquals((await call("GET", `${A}/policy`)).status, 200);
+    const rules = [{ tool: "file/write", decision: "allow", path_prefix: "docs" }];
+    assertEquals((await call("PUT", `${A}/policy`, { rules })).body.rules, rules);
+    assertEquals((await call("PUT", `${A}/policy`, { rules: [...rules, ...rules] })).status, 422);
+    assertEquals((await call("PUT", `${A}/policy`, { rules: [] })).status, 200);
+
     // the operator's workspace view and instruction file
     assertEquals((await call("GET", `${A}/workspace/list?path=.`)).status, 200);
     const instr = await call("GET", `${A}/instructions`);
@@ -212,6 +219,8 @@ Deno.test("every API response of a real server matches its route's shared schema
     assertEquals((await call("GET", `${R}/context`)).body.source, "memory");
     const pending = await call("GET", `${A}/permissions`);
     assertEquals(pending.body.pending.length, 1);
+    const full = await call("GET", `${A}/permissions/${pending.body.pending[0].id}/diff`);
+    assertEquals(full.status, 200);
     const decided = await call("POST", `${A}/permissions/${pending.body.pending[0].id}`, {
       decision: "approve",
     });

@@ -38,6 +38,8 @@ const fetched = (id: string, runId = "r0"): PendingPermission => ({
   tool: "file/edit",
   preview: "from the list",
   diff: "",
+  alwaysAllow: null,
+  fullDiffBytes: null,
 });
 
 Deno.test("a streamed permission.requested shows an approval with its tool and preview", () => {
@@ -53,7 +55,34 @@ Deno.test("a streamed permission.requested shows an approval with its tool and p
     tool: "file/write",
     preview: "write p1",
     diff: "",
+    alwaysAllow: null,
+    fullDiffBytes: null,
   }]);
+});
+
+Deno.test("a streamed request carries its Always-allow rule and full-diff size [TL-10, TL-12]", () => {
+  const always = { tool: "file/write", decision: "allow", path_prefix: "notes" };
+  const ev = env(2, "permission.requested", {
+    permission_id: "p1",
+    call_id: "call-p1",
+    tool_id: "file/write",
+    preview: "write p1",
+    plan_digest: "0".repeat(64),
+    always_allow: always,
+    full_diff_bytes: 9000,
+  });
+  const [got] = pendingApprovals([], [run([ev])], new Set());
+  assertEquals([got.alwaysAllow, got.fullDiffBytes], [always, 9000]);
+  // A rule of any other shape is not offered.
+  const odd = env(2, "permission.requested", {
+    permission_id: "p2",
+    call_id: "call-p2",
+    tool_id: "file/write",
+    preview: "x",
+    plan_digest: "0".repeat(64),
+    always_allow: { tool: "file/write", decision: "deny" },
+  });
+  assertEquals(pendingApprovals([], [run([odd])], new Set())[0].alwaysAllow, null);
 });
 
 Deno.test("a streamed permission.decided clears it, whatever the decision", () => {

@@ -7,7 +7,7 @@
  * expire with it), and an approval this browser just decided disappears at
  * once, before its `permission.decided` event arrives.
  */
-import type { EventEnvelope, PendingPermission } from "./types.ts";
+import type { EventEnvelope, PendingPermission, PolicyRule } from "./types.ts";
 
 /** What of a watched Run the fold reads (a RunView satisfies it). */
 export interface ApprovalSource {
@@ -19,6 +19,17 @@ export interface ApprovalSource {
 
 function text(v: unknown): string {
   return typeof v === "string" ? v : "";
+}
+
+/** The streamed "Always allow" rule, when it has the rule's shape. */
+function ruleOf(v: unknown): PolicyRule | null {
+  if (v === null || typeof v !== "object") return null;
+  const r = v as Record<string, unknown>;
+  if (typeof r.tool !== "string" || r.decision !== "allow") return null;
+  if (r.path_prefix !== undefined && typeof r.path_prefix !== "string") return null;
+  return r.path_prefix === undefined
+    ? { tool: r.tool, decision: "allow" }
+    : { tool: r.tool, decision: "allow", path_prefix: r.path_prefix };
 }
 
 /**
@@ -46,6 +57,10 @@ export function pendingApprovals(
           tool: text(e.payload.tool_id) || "tool",
           preview: text(e.payload.preview),
           diff: "",
+          alwaysAllow: ruleOf(e.payload.always_allow),
+          fullDiffBytes: typeof e.payload.full_diff_bytes === "number"
+            ? e.payload.full_diff_bytes
+            : null,
         });
       } else if (e.kind === "permission.decided") byId.delete(id);
     }

@@ -15,7 +15,10 @@ import {
   InstructionsResponse,
   InstructionsWriteResponse,
   ModelsResponse,
+  PermissionDiffResponse,
   PermissionsResponse,
+  PolicyResponse,
+  type PolicyResponseJson,
   ReplayResponse,
   RunContextResponse,
   type SearchHitJson,
@@ -36,6 +39,7 @@ import {
   type ModelProfile,
   parse,
   type PendingPermission,
+  type PolicyRule,
   toAgent,
   toCommandResult,
   toCommands,
@@ -109,7 +113,17 @@ export interface Api {
   ): Promise<{ events: EventEnvelope[]; next: number | null }>;
   listModels(): Promise<ModelProfile[]>;
   listPermissions(agent: string): Promise<PendingPermission[]>;
-  decidePermission(agent: string, id: string, decision: "approve" | "deny"): Promise<void>;
+  decidePermission(
+    agent: string,
+    id: string,
+    decision: "approve" | "deny",
+    alwaysAllow?: boolean,
+  ): Promise<void>;
+  /** The full diff of an approval [TL-12]. */
+  permissionDiff(agent: string, id: string): Promise<string>;
+  /** The Agent's policy view [TL-9]. */
+  getPolicy(agent: string): Promise<PolicyResponseJson>;
+  putPolicy(agent: string, rules: PolicyRule[]): Promise<PolicyResponseJson>;
   listCommands(agent: string): Promise<CommandDescriptor[]>;
   runCommand(agent: string, conv: string, input: string): Promise<CommandResult>;
   listWorkspace(
@@ -199,8 +213,24 @@ export function createApi(request: Requester): Api {
     listPermissions: async (a) =>
       parse(PermissionsResponse, await request("GET", `${agentPath(a)}/permissions`), "pending")
         .pending.map(toPermission),
-    decidePermission: (a, id, decision) =>
-      ok(request("POST", `${agentPath(a)}/permissions/${e(id)}`, { decision })),
+    decidePermission: (a, id, decision, alwaysAllow) =>
+      ok(
+        request(
+          "POST",
+          `${agentPath(a)}/permissions/${e(id)}`,
+          alwaysAllow ? { decision, always_allow: true } : { decision },
+        ),
+      ),
+    permissionDiff: async (a, id) =>
+      parse(
+        PermissionDiffResponse,
+        await request("GET", `${agentPath(a)}/permissions/${e(id)}/diff`),
+        "diff",
+      ).diff,
+    getPolicy: async (a) =>
+      parse(PolicyResponse, await request("GET", `${agentPath(a)}/policy`), "policy"),
+    putPolicy: async (a, rules) =>
+      parse(PolicyResponse, await request("PUT", `${agentPath(a)}/policy`, { rules }), "policy"),
     listCommands: async (a) => toCommands(await request("GET", `${agentPath(a)}/commands`)),
     runCommand: async (a, c, input) =>
       toCommandResult(await request("POST", `${convPath(a, c)}/commands`, { input })),

@@ -128,6 +128,25 @@ export interface PendingPermission {
   tool: string;
   preview: string;
   diff: string;
+  /** The narrowed rule "Always allow" adds; null when the approval offers none [TL-10]. */
+  alwaysAllow: PolicyRule | null;
+  /** Bytes of the full diff one click away; null when none is kept [TL-12]. */
+  fullDiffBytes: number | null;
+}
+
+/** One rule of an Agent's policy [TL-9]. */
+export interface PolicyRule {
+  tool: string;
+  decision: "allow" | "ask" | "deny";
+  path_prefix?: string;
+}
+
+/** A rule's scope in words ("file/write in notes/"). */
+export function ruleScope(r: { tool: string; path_prefix?: string }): string {
+  if (r.path_prefix === undefined) return r.tool;
+  return r.path_prefix === "."
+    ? `${r.tool} in the whole workspace`
+    : `${r.tool} in ${r.path_prefix}/`;
 }
 
 /**
@@ -296,6 +315,8 @@ export function toPermission(v: unknown): PendingPermission {
     tool: p.tool_id,
     preview: p.preview,
     diff: "",
+    alwaysAllow: p.always_allow ?? null,
+    fullDiffBytes: p.full_diff_bytes ?? null,
   };
 }
 

@@ -16,7 +16,8 @@ export interface ApprovalsState {
   forConversation: PendingPermission[];
   /** Conversations with a pending approval (marked in the list). */
   awaitingConversations: ReadonlySet<string>;
-  decide(id: string, decision: "approve" | "deny"): Promise<void>;
+  /** "always": approve and add the approval's narrowed allow rule [TL-10]. */
+  decide(id: string, decision: "approve" | "deny" | "always"): Promise<void>;
 }
 
 export function useApprovals(
@@ -58,10 +59,15 @@ export function useApprovals(
     [pending],
   );
 
-  const decide = async (id: string, decision: "approve" | "deny") => {
+  const decide = async (id: string, decision: "approve" | "deny" | "always") => {
     if (!agentId) return;
     try {
-      await api.decidePermission(agentId, id, decision);
+      await api.decidePermission(
+        agentId,
+        id,
+        decision === "deny" ? "deny" : "approve",
+        decision === "always",
+      );
       setDecided((cur) => new Set([...cur, id]));
     } catch (err) {
       fail(err);
