@@ -10,7 +10,7 @@
  * - `gateway`    the scoped MCP gateway with the official MCP client: list, read, escape
  * - `hold`       writes its gateway token, then waits for session/cancel
  * - `crash`      a chunk, then exits mid-prompt
- * - `flood`      far more session/update notifications than a Run allows
+ * - `burst N`    exactly N session/update notifications (one "." each), then end_turn
  * - `malformed`  a line that is not JSON-RPC on stdout
  * - `silent`     never answers the prompt
  * - `pid`        answers with its process id (process reuse)
@@ -201,8 +201,9 @@ const app = acp.agent({ name: "acp-test-agent" })
         Deno.exit(3);
         break;
       }
-      case "flood": {
-        for (let i = 0; i < 3000; i++) await update(text("."));
+      case "burst": {
+        const n = Number(lastLine.split(" ")[1]);
+        for (let i = 0; i < n; i++) await update(text("."));
         return { stopReason: "end_turn" };
       }
       case "malformed": {
