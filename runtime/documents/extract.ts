@@ -127,11 +127,10 @@ export async function extractText(o: ExtractOptions): Promise<ExtractResult> {
       const x = r.done?.extract;
       if (x === undefined || !r.released) {
         if (o.signal?.aborted) return { ok: false, code: "run_cancelled" };
-        // No answer: the wall timer killed it, or it died (its memory limit).
-        return {
-          ok: false,
-          code: performance.now() - t0 >= wallMs ? "document_timeout" : "document_resource_limit",
-        };
+        // No answer: the wall timer (armed once the runner was verified) killed it, or it
+        // died before (its memory limit).
+        const ran = performance.now() - t0 - r.readyMs;
+        return { ok: false, code: ran >= wallMs ? "document_timeout" : "document_resource_limit" };
       }
       if (x.code !== "ok") return { ok: false, code: x.code };
       return {

@@ -33,8 +33,13 @@ async function withWorkspace(fn: (dir: string) => Promise<void>): Promise<void> 
   }
 }
 
-async function extract(dir: string, args: Record<string, string | number>) {
-  const r = await extractText({ workspaceDir: dir, args, runKey: `test/${crypto.randomUUID()}` });
+async function extract(dir: string, args: Record<string, string | number>, wallMs?: number) {
+  const r = await extractText({
+    workspaceDir: dir,
+    args,
+    runKey: `test/${crypto.randomUUID()}`,
+    wallMs,
+  });
   if (!r.ok) return { code: r.code } as const;
   assert(new TextEncoder().encode(r.text).length <= TOOL_RESULT_PROJECTION_MAX_BYTES);
   return JSON.parse(r.text);
@@ -155,6 +160,12 @@ Deno.test("document/extract_text in the runner", async (t) => {
       await Deno.writeFile(`${ws}/bomb.pdf`, bomb);
       const r = await extract(ws, { path: "bomb.pdf" });
       assertEquals(r, { code: "document_resource_limit" });
+    });
+
+    await t.step("an extraction past its wall time is killed: document_timeout", async () => {
+      // A 10 ms wall cannot even load pdf.js: the runner is killed, nothing hangs.
+      await Deno.writeFile(`${ws}/slow.pdf`, makePdf(["never read"]));
+      assertEquals(await extract(ws, { path: "slow.pdf" }, 10), { code: "document_timeout" });
     });
 
     await t.step("DOCX entries: 1,000 pass, 1,001 are refused before mammoth", async () => {
