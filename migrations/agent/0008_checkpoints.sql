@@ -14,19 +14,21 @@ CREATE TABLE checkpoints (
   tool_id         TEXT NOT NULL CHECK (length(tool_id) <= 64),
   path            TEXT NOT NULL CHECK (length(CAST(path AS BLOB)) BETWEEN 1 AND 4096),
   before_state    TEXT NOT NULL CHECK (before_state IN ('absent','kept','too_large','expired')),
-  before_bytes    BLOB CHECK (before_bytes IS NULL OR length(before_bytes) <= 1048576),
   before_size     INTEGER NOT NULL CHECK (before_size >= 0),
   after_digest    TEXT CHECK (after_digest IS NULL OR length(after_digest) = 64),
   after_dev       TEXT,
   after_ino       TEXT,
   created_at      INTEGER NOT NULL,
   expired_at      INTEGER,
+  -- Last, so reading the other columns never walks the blob's overflow pages.
+  before_bytes    BLOB CHECK (before_bytes IS NULL OR length(before_bytes) <= 1048576),
   CHECK ((before_state = 'kept') = (before_bytes IS NOT NULL)),
   CHECK ((after_digest IS NULL) = (after_ino IS NULL))
 ) STRICT;
 CREATE INDEX checkpoints_turn ON checkpoints(turn_id, seq);
 CREATE INDEX checkpoints_conversation ON checkpoints(conversation_id, seq);
-CREATE INDEX checkpoints_kept ON checkpoints(before_state, seq);
+-- Covering: the per-Agent sum and the oldest kept row are read from the index alone.
+CREATE INDEX checkpoints_kept ON checkpoints(before_state, seq, before_size);
 
 -- [UI-8] A branch made before a Turn (edit, regenerate, rewind) names that Turn of its
 -- parent; the branches of one parent before one Turn are the alternatives `‹ 1/2 ›`

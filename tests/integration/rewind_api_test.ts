@@ -317,3 +317,40 @@ Deno.test("the per-Agent checkpoint bound expires the oldest at limit + 1, visib
     await ollama.close();
   }
 });
+
+Deno.test("a directory swapped for a symlink is refused: nothing outside the workspace is touched", async () => {
+  const h = await startRunHarness();
+  const outside = Deno.makeTempDirSync({ prefix: "rewind-outside-" });
+  try {
+    const dir = ws(h);
+    Deno.mkdirSync(`${dir}/d`, { mode: 0o755 });
+    Deno.writeTextFileSync(`${dir}/top.txt`, "top\n", { mode: 0o600 });
+    const conv = await newConversation(h);
+    h.ollama.enqueue(
+      write("d/x.txt", "created\n"),
+      read("top.txt"),
+      write("top.txt", "changed\n"),
+      scenarios.text("Done."),
+    );
+    const t1 = await turnApproving(h, conv, "create d/x.txt and change top.txt");
+    assertEquals(t1.state, "completed");
+    // The attack: the directory becomes a link to an outside one holding the same file.
+    Deno.writeTextFileSync(`${outside}/x.txt`, "created\n");
+    Deno.renameSync(`${dir}/d`, `${dir}/d-real`);
+    Deno.symlinkSync(outside, `${dir}/d`);
+    const r = await h.api("POST", rewindUrl(h, conv), { turn_id: t1.id, confirm: true });
+    assertEquals(r.status, 201);
+    assertEquals(
+      r.body.files.map((f: { path: string; status: string; reverted: boolean }) =>
+        `${f.path}:${f.status}:${f.reverted}`
+      ),
+      ["d/x.txt:changed_since:false", "top.txt:revert:true"],
+    );
+    assertEquals(Deno.readTextFileSync(`${outside}/x.txt`), "created\n");
+    assertEquals(Deno.readTextFileSync(`${dir}/d-real/x.txt`), "created\n");
+    assertEquals(Deno.readTextFileSync(`${dir}/top.txt`), "top\n");
+  } finally {
+    await h.close();
+    Deno.removeSync(outside, { recursive: true });
+  }
+});
