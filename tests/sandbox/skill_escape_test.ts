@@ -10,18 +10,23 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { runSkillScript, type SkillScript } from "../../runtime/skills/skill_run.ts";
 import { SKILL_ANSWER_MAX_BYTES, TOOL_RESULT_PROJECTION_MAX_BYTES } from "../../runtime/limits.ts";
 
-function skill(script: string, name = "probe"): SkillScript {
+function skill(script: string, name = "probe", entry = "main.ts"): SkillScript {
   return {
     name,
-    entry: "main.ts",
-    manifestText: JSON.stringify({ name, description: "d", entry: "main.ts", args: {} }),
+    entry,
+    manifestText: JSON.stringify({ name, description: "d", entry, args: {} }),
     script: new TextEncoder().encode(script),
   };
 }
 
-async function call(script: string, args: Record<string, unknown> = {}, p?: "skill" | "all") {
+async function call(
+  script: string,
+  args: Record<string, unknown> = {},
+  p?: "skill" | "all",
+  entry?: string,
+) {
   const r = await runSkillScript({
-    skill: skill(script),
+    skill: skill(script, "probe", entry),
     args,
     runKey: crypto.randomUUID(),
     permissions: p,
@@ -145,15 +150,16 @@ Deno.test("the arguments arrive as JSON on stdin and stdout is the answer, cut t
 });
 
 Deno.test("a script that loops forever is killed at the wall time: skill_timeout, nothing left running", async () => {
-  const marker = `loop-${crypto.randomUUID()}`;
-  const r = await call(`const m = "${marker}"; for (;;) {}`);
+  // A unique entry name: the script's own command line names it (other suites may run skills).
+  const entry = `loop-${crypto.randomUUID()}.ts`;
+  const r = await call(`for (;;) {}`, {}, undefined, entry);
   assertEquals(r.code, "skill_timeout");
   // No process of it survives (the runner proved release; check the host too).
   for (const pid of Deno.readDirSync("/proc")) {
     if (!/^\d+$/.test(pid.name)) continue;
     try {
       const cmd = Deno.readTextFileSync(`/proc/${pid.name}/cmdline`);
-      assert(!cmd.includes("ab-skill-"), `left: ${cmd}`);
+      assert(!cmd.includes(entry), `left: ${cmd}`);
     } catch { /* gone */ }
   }
 });
