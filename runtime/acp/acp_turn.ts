@@ -146,7 +146,7 @@ export async function driveAcpTurn(deps: AcpDeps, x: AcpTurnInput): Promise<Term
   const turn = new TurnState(deps, x, map);
   try {
     if (!proc) {
-      proc = await RunnerProcess.start(spec, x.workspaceDir, deps.log);
+      proc = await RunnerProcess.start(spec, x.workspaceDir, deps.log, x.signal);
       deps.pool.use(proc);
     }
     if (x.signal.aborted) return turn.aborted();

@@ -64,6 +64,13 @@ export class RunnerPool {
       void proc.reap(this.graceMs);
     }, this.idleMs);
     this.#idle.set(key, { proc, timer });
+    // An idle process that dies or breaks the protocol is reaped at once, not at its timeout.
+    proc.conn.ended.then(() => {
+      if (this.#idle.get(key)?.proc !== proc) return;
+      this.#idle.delete(key);
+      clearTimeout(timer);
+      void proc.reap(this.graceMs);
+    });
     while (this.#idle.size > ACP_PROCESSES_MAX) {
       const [k, i] = this.#idle.entries().next().value!;
       this.#idle.delete(k);

@@ -93,7 +93,12 @@ export class RunnerProcess {
   }
 
   /** Spawns the runner in `cwd` and completes `initialize`; throws AcpFault. */
-  static async start(spec: RunnerSpec, cwd: string, log: Logger): Promise<RunnerProcess> {
+  static async start(
+    spec: RunnerSpec,
+    cwd: string,
+    log: Logger,
+    signal?: AbortSignal,
+  ): Promise<RunnerProcess> {
     let child: Deno.ChildProcess;
     try {
       child = new Deno.Command(spec.argv[0], {
@@ -116,8 +121,10 @@ export class RunnerProcess {
         clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
         clientInfo: { name: "agent-builder", version: "0.2" },
       });
+      // The Run's cancel or deadline cuts the handshake too (the process is reaped below).
       const raw = await p.conn.request("initialize", params, {
         timeoutMs: ACP_HANDSHAKE_TIMEOUT_MS,
+        signal,
       });
       const r = InitializeResult.safeParse(raw);
       if (!r.success || r.data.protocolVersion !== ACP_PROTOCOL_VERSION) {

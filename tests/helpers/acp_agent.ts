@@ -16,6 +16,8 @@
  * - `pid`        answers with its process id (process reuse)
  * - `terminal`   asks for a terminal (not offered)
  *
+ * Started with `--never-initialize`, it never answers `initialize`.
+ *
  * When `ACP_TEST_OUT` names a directory, it records there what it saw: `env.json`
  * (its environment and argv) and `gateway-<n>.json` (the MCP server it was given).
  */
@@ -58,11 +60,14 @@ async function gatewayClient(s: Session): Promise<Client> {
 }
 
 const app = acp.agent({ name: "acp-test-agent" })
-  .onRequest(acp.methods.agent.initialize, () => ({
-    protocolVersion: acp.PROTOCOL_VERSION,
-    agentCapabilities: { mcpCapabilities: { http: true } },
-    agentInfo: { name: "acp-test-agent", version: "1.0.0" },
-  }))
+  .onRequest(acp.methods.agent.initialize, async () => {
+    if (Deno.args.includes("--never-initialize")) await new Promise(() => undefined);
+    return {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      agentCapabilities: { mcpCapabilities: { http: true } },
+      agentInfo: { name: "acp-test-agent", version: "1.0.0" },
+    };
+  })
   .onRequest(acp.methods.agent.session.new, (ctx) => {
     const id = `s-${++sessionNo}`;
     // deno-lint-ignore no-explicit-any
@@ -154,7 +159,7 @@ const app = acp.agent({ name: "acp-test-agent" })
         } catch (err) {
           report.push(`write refused ${(err as acp.RequestError).message}`);
         }
-        for (const p of ["/etc/hostname", `${s.cwd}/../escape.txt`]) {
+        for (const p of ["/etc/hostname", `${s.cwd}/../escape.txt`, `${s.cwd}/link.txt`]) {
           try {
             await ctx.client.request(acp.methods.client.fs.readTextFile, {
               sessionId: sid,

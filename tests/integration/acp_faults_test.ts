@@ -8,7 +8,7 @@
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { newConversation, readSse, submit, waitTurn } from "../helpers/runs.ts";
-import { type AcpHarness, startAcpHarness } from "../helpers/acp.ts";
+import { ACP_AGENT_ARGV, type AcpHarness, startAcpHarness } from "../helpers/acp.ts";
 import { ACP_UPDATES_PER_RUN_MAX } from "../../runtime/limits.ts";
 
 /** The pid of the runner process that served `runId` (from its gateway grant record). */
@@ -58,6 +58,8 @@ Deno.test("ACP runner faults end the Turn with a fixed code and reap the process
     "missing=/nonexistent/acp-runner --stdio",
     "--acp-runner",
     "quits=/bin/true",
+    "--acp-runner",
+    `mute=${[...ACP_AGENT_ARGV, "--never-initialize"].join(" ")}`,
   ]);
   const bind = async (runner: string) => {
     const r = await h.api("PATCH", `/api/agents/${h.agent}`, { runner });
@@ -74,6 +76,19 @@ Deno.test("ACP runner faults end the Turn with a fixed code and reap the process
       async () => {
         await bind("quits");
         await failedWith(h, await newConversation(h), "stream", "runner_start_failed");
+      },
+    );
+
+    await t.step(
+      "cancel while the runner has not answered initialize: cancelled at once",
+      async () => {
+        await bind("mute");
+        const conv = await newConversation(h);
+        const r = await submit(h, conv, "stream");
+        const c = await h.api("POST", `/api/agents/${h.agent}/runs/${r.body.run_id}/cancel`);
+        assertEquals(c.status, 202);
+        const frames = await readSse(h, r.body.run_id);
+        assertEquals(frames.at(-1)!.event, "run.cancelled");
       },
     );
 

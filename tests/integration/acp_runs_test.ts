@@ -179,6 +179,8 @@ Deno.test("ACP runner: registry, binding, and each session/update kind mapped to
       "fs read and write go through the workspace tools with receipt, approval and refusals",
       async () => {
         Deno.writeTextFileSync(`${ws(h)}/notes.txt`, "first line\n");
+        // A link inside the workspace that points out of it.
+        Deno.symlinkSync("/etc/hostname", `${ws(h)}/link.txt`);
         const conv = await newConversation(h);
         const r = await submit(h, conv, "readwrite");
         const p = await permission(h, r.body.run_id);
@@ -192,13 +194,13 @@ Deno.test("ACP runner: registry, binding, and each session/update kind mapped to
         const tools = frames.filter((f) => f.event === "tool.call.requested").map((f) =>
           f.data.payload.tool_id
         );
-        // Refused accesses never reach a tool: they are audit rows only.
-        assertEquals(tools, ["file/read_text", "file/write"]);
+        // A path refused by its shape is an audit row only; the link is refused by the reader.
+        assertEquals(tools, ["file/read_text", "file/write", "file/read_text"]);
         const turn = await waitTurn(h, conv, r.body.run_id);
         assertEquals(
           turn.assistant_message,
           'read "first line\\n"; write ok; outside refused runner_path_refused; ' +
-            "outside refused runner_path_refused",
+            "outside refused runner_path_refused; outside refused path_symlink",
         );
         assertEquals(
           Deno.readTextFileSync(`${ws(h)}/notes.txt`),
@@ -210,6 +212,7 @@ Deno.test("ACP runner: registry, binding, and each session/update kind mapped to
           ["fs/write_text_file", "notes.txt", "approved", null],
           ["fs/read_text_file", "/etc/hostname", "refused", "runner_path_refused"],
           ["fs/read_text_file", `${ws(h)}/../escape.txt`, "refused", "runner_path_refused"],
+          ["fs/read_text_file", "link.txt", "refused", "path_symlink"],
         ]);
       },
     );
