@@ -16,6 +16,7 @@ import type { Requester } from "./lib/endpoints.ts";
 import { TaskListResponse, type TaskViewSchema } from "../runtime/protocol/api.ts";
 import { fmtDuration, fmtRelative } from "./lib/format.ts";
 import { parse } from "./lib/types.ts";
+import { ChildRunList } from "./ChildRunList.ts";
 import type { z } from "zod";
 
 type TaskView = z.infer<typeof TaskViewSchema>;
@@ -212,8 +213,7 @@ export function TasksPanel({ request, agent, onOpenRun, onClose }: TasksPanelPro
         ${tasks !== null && recent.length === 0 &&
           html`<p class="muted small" data-testid="tasks-none-recent">No finished task.</p>`}
         ${recent.map(row)}
-        ${/* [LC-2] Child Runs of subagents: ui/ChildRunList.ts renders here, one line:
-             html`<${ChildRunList} request=${request} agent=${agent} onOpenRun=${onOpenRun} />` */ ""}
+        <${ChildRunList} request=${request} agent=${agent} onOpenRun=${onOpenRun} onClose=${onClose} />
         <div class="dialog-actions">
           <button type="button" class="btn" data-testid="tasks-close" onClick=${onClose}>Close</button>
         </div>

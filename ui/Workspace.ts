@@ -305,7 +305,9 @@ export function Workspace({ request, onLogout, csrf }: WorkspaceProps) {
   const history = useHistoryActions({
     request,
     agentId,
-    convId,
+    // Only once the open Conversation is known to be this Agent's (an Agent switch by URL
+    // would otherwise ask for the previous Agent's Conversation under the new one: a 404).
+    convId: nav.open ? convId : null,
     turns: conversation.turns,
     send: async (conv, text) => {
       if (!agentId) return;

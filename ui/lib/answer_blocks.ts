@@ -26,6 +26,24 @@ export interface ApprovalRecord {
   decidedAt: number | null;
 }
 
+/** A delegation's status as `subagent.status` events on the parent's Run tell it [LC-2]. */
+export interface SubagentView {
+  delegationId: string;
+  agentId: string;
+  conversationId: string;
+  runId: string;
+  /** The latest state: running, tool, awaiting_approval, approval_decided, or a terminal one. */
+  state: string;
+  /** The child's tool steps in order (tool ids). */
+  tools: string[];
+  /** The child's pending approval, while it waits. */
+  pending: { permissionId: string; toolId: string; preview: string } | null;
+  answer: string | null;
+  truncated: boolean;
+  code: string | null;
+  elapsedMs: number | null;
+}
+
 export interface ToolCardModel {
   callId: string;
   toolId: string;
@@ -43,6 +61,8 @@ export interface ToolCardModel {
   agentId: string;
   /** Live output of a running command (`tool.output.delta`), else null [EX-4]. */
   liveOutput: string | null;
+  /** The child Run of an `agent/delegate` call, once it started [LC-2]. */
+  subagent?: SubagentView | null;
 }
 
 export type AnswerSegment =
@@ -150,6 +170,40 @@ export function answerSegments(
         card.approval.decision = d === "approve" || d === "deny" || d === "expired" ? d : "expired";
         card.approval.decidedAt = n(e.ts);
         if (card.status === "awaiting") card.status = d === "approve" ? "running" : "denied";
+        break;
+      }
+      case "subagent.status": {
+        const card = cards.get(s(p.call_id));
+        if (!card) break;
+        const v: SubagentView = card.subagent ?? {
+          delegationId: s(p.delegation_id),
+          agentId: s(p.agent_id),
+          conversationId: s(p.conversation_id),
+          runId: s(p.run_id),
+          state: "running",
+          tools: [],
+          pending: null,
+          answer: null,
+          truncated: false,
+          code: null,
+          elapsedMs: null,
+        };
+        v.state = s(p.state) || v.state;
+        v.elapsedMs = n(p.elapsed_ms);
+        v.code = s(p.code) || null;
+        if (v.state === "tool" && s(p.tool_id)) v.tools = [...v.tools, s(p.tool_id)];
+        if (v.state === "awaiting_approval") {
+          v.pending = {
+            permissionId: s(p.permission_id),
+            toolId: s(p.tool_id),
+            preview: s(p.preview),
+          };
+        } else if (v.state !== "running" && v.state !== "tool") v.pending = null;
+        if (v.state === "completed") {
+          v.answer = s(p.answer);
+          v.truncated = p.truncated === true;
+        }
+        card.subagent = v;
         break;
       }
       case "permission.denied": {

@@ -64,11 +64,52 @@ export function pendingApprovals(
         });
       } else if (e.kind === "permission.decided") byId.delete(id);
     }
+    foldDelegateApprovals(run, events, byId);
     if (run.terminal !== null) {
       for (const [id, p] of byId) if (p.runId === run.runId) byId.delete(id);
     }
   }
   return [...byId.values()].filter((p) => !dismissed.has(p.id));
+}
+
+/**
+ * [LC-2] A delegate's approval, surfaced on the parent's Run as `subagent.status`: pending from
+ * `awaiting_approval` until `approval_decided` or the delegation's end; decided with the
+ * delegate Agent's permission route (its `agentId`). The parent's terminal removes it above.
+ */
+function foldDelegateApprovals(
+  run: ApprovalSource,
+  events: readonly EventEnvelope[],
+  byId: Map<string, PendingPermission>,
+): void {
+  const open = new Map<string, string>(); // delegation → its pending permission id
+  for (const e of events) {
+    if (e.kind !== "subagent.status") continue;
+    const p = e.payload;
+    const delegation = text(p.delegation_id);
+    const state = text(p.state);
+    const prior = open.get(delegation);
+    if (prior !== undefined && state !== "tool" && state !== "running") {
+      byId.delete(prior);
+      open.delete(delegation);
+    }
+    if (state === "awaiting_approval" && text(p.permission_id) !== "") {
+      const id = text(p.permission_id);
+      byId.set(id, {
+        id,
+        runId: run.runId,
+        conversationId: run.conversationId,
+        tool: text(p.tool_id) || "tool",
+        preview: `Asked by the delegate (Agent ${text(p.agent_id)}):\n${text(p.preview)}`,
+        diff: "",
+        // Neither "always allow" nor the full diff: both would act on the open (parent) Agent.
+        alwaysAllow: null,
+        fullDiffBytes: null,
+        agentId: text(p.agent_id),
+      });
+      open.set(delegation, id);
+    }
+  }
 }
 
 /** Approvals that belong to the open Conversation (by id, or by a Run of one of its Turns). */

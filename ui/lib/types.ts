@@ -125,6 +125,11 @@ export interface PendingPermission {
   runId: string | null;
   /** Known for approvals streamed from a watched Run; the durable list does not carry it. */
   conversationId: string | null;
+  /**
+   * The Agent whose permission this is, when not the open one: a delegate's call surfaced in
+   * the parent's Conversation [LC-2]. Absent: the open Agent.
+   */
+  agentId?: string;
   tool: string;
   preview: string;
   diff: string;

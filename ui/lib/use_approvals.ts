@@ -62,8 +62,11 @@ export function useApprovals(
   const decide = async (id: string, decision: "approve" | "deny" | "always") => {
     if (!agentId) return;
     try {
+      // A delegate's approval is decided with its own Agent's route (and "always" is that
+      // Agent's rule) [LC-2].
+      const owner = pending.find((p) => p.id === id)?.agentId ?? agentId;
       await api.decidePermission(
-        agentId,
+        owner,
         id,
         decision === "deny" ? "deny" : "approve",
         decision === "always",
