@@ -264,7 +264,11 @@ export async function spawnConfinedWorker<T>(
       stderr: opts.stderr ?? "null",
     }).spawn();
   } catch (err) {
-    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.PermissionDenied) {
+    // NotCapable: this process may not run programs (no --allow-run).
+    if (
+      err instanceof Deno.errors.NotFound || err instanceof Deno.errors.PermissionDenied ||
+      err instanceof Deno.errors.NotCapable
+    ) {
       throw new AppError("sandbox_unavailable", `spawn failed: ${err.name}`);
     }
     throw err;

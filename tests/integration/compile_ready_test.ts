@@ -57,15 +57,11 @@ Deno.test("the single-file bundle serves /health and / from an empty directory",
       stderr: "piped",
     }).spawn();
     try {
-      let health: Response | null = null;
-      for (let i = 0; i < 200 && health === null; i++) {
-        try {
-          health = await fetch(`http://127.0.0.1:${port}/health`);
-        } catch {
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      }
-      assert(health !== null, "bundle did not start");
+      // Wait for the state "listening" (the bundle parses ~16 MiB of JavaScript first, which
+      // takes seconds on a loaded machine), or for the process to end.
+      const started = await waitForLine(child.stdout, "agent-builder listening on", 90_000);
+      assert(started, "bundle did not start");
+      const health = await fetch(`http://127.0.0.1:${port}/health`);
       assertEquals(health.status, 200);
       assertEquals((await health.json()).status, "ok");
       const page = await fetch(`http://127.0.0.1:${port}/`);
@@ -80,10 +76,34 @@ Deno.test("the single-file bundle serves /health and / from an empty directory",
         child.kill("SIGTERM");
       } catch { /* already exited; status below tells */ }
       await child.status;
-      await child.stdout.cancel();
+      await child.stdout.cancel().catch(() => {});
       await child.stderr.cancel();
     }
   } finally {
     await Deno.remove(work, { recursive: true });
   }
 });
+
+/** Reads `stream` until a line containing `text` (true) or its end or `ms` (false); releases the reader. */
+async function waitForLine(
+  stream: ReadableStream<Uint8Array>,
+  text: string,
+  ms: number,
+): Promise<boolean> {
+  const reader = stream.getReader();
+  const dec = new TextDecoder();
+  let seen = "";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<null>((r) => timer = setTimeout(() => r(null), ms));
+  try {
+    for (;;) {
+      const r = await Promise.race([reader.read(), timeout]);
+      if (r === null || r.done) return false;
+      seen += dec.decode(r.value, { stream: true });
+      if (seen.includes(text)) return true;
+    }
+  } finally {
+    clearTimeout(timer);
+    reader.releaseLock();
+  }
+}
