@@ -21,6 +21,7 @@ import type { Agent, ModelProfile, WorkspaceEntry, WorkspaceFile } from "./lib/t
 import type { Requester } from "./lib/endpoints.ts";
 import { SkillsView } from "./SkillsView.ts";
 import { RunnerSetting } from "./RunnerSetting.ts";
+import { DocumentsSetting } from "./DocumentsSetting.ts";
 
 export type AgentPanelTab = "settings" | "files" | "skills" | "policy";
 
@@ -115,6 +116,11 @@ function Settings(
         html`
           <${RunnerSetting} request=${request} agentId=${agent.id} runner=${agent.runner}
             onChanged=${onAgentChanged} />
+        `}
+      ${request &&
+        html`
+          <${DocumentsSetting} request=${request} agentId=${agent.id}
+            documents=${agent.documents} onChanged=${onAgentChanged} />
         `}
       <div class="kv">
         <dt>Generation</dt>

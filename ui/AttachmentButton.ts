@@ -112,6 +112,8 @@ export interface Attachments {
   dragging: boolean;
   start(files: Iterable<File>): void;
   dismiss(id: number): void;
+  /** Drops the finished and failed entries (the message naming them was sent). */
+  clearFinished(): void;
   dropProps: Record<string, (e: DragEvent) => void>;
 }
 
@@ -127,6 +129,19 @@ export function useAttachments(
   const next = useRef(1);
   const stored = useRef(onStored);
   stored.current = onStored;
+  // A file dropped beside the composer must not make the browser open it (leaving the app).
+  useEffect(() => {
+    if (target === null) return;
+    const guard = (e: DragEvent) => {
+      if (hasFiles(e)) e.preventDefault();
+    };
+    addEventListener("dragover", guard);
+    addEventListener("drop", guard);
+    return () => {
+      removeEventListener("dragover", guard);
+      removeEventListener("drop", guard);
+    };
+  }, [target === null]);
   // Another Conversation: the finished uploads of the last one are not shown here.
   useEffect(() => {
     setUploads((us) => us.filter((u) => u.state === "uploading"));
@@ -193,6 +208,7 @@ export function useAttachments(
     dragging,
     start,
     dismiss: (id) => setUploads((us) => us.filter((u) => u.id !== id)),
+    clearFinished: () => setUploads((us) => us.filter((u) => u.state === "uploading")),
     dropProps,
   };
 }

@@ -107,6 +107,11 @@ export function Composer(p: ComposerProps) {
     p.attach ?? null,
     (path) => p.onDraft(withAttachment(draftNow.current, path)),
   );
+  // The message naming the stored files was sent (the draft emptied): their entries go.
+  const emptyDraft = p.draft === "";
+  useEffect(() => {
+    if (emptyDraft) att.clearFinished();
+  }, [emptyDraft]);
 
   // Focus the composer when a Conversation (or an empty state) opens (keyboard-first), and
   // after Retry refilled the draft, with the caret at its end.

@@ -4,11 +4,14 @@
  * DevTools protocol so progress is seen mid-way), the stored path lands in
  * the draft, the sent message names it, and the scripted model extracts it
  * with document/extract_text in a real Run. The paperclip attaches through
- * the file picker; a file over 16 MiB is refused in the browser. Screenshots:
- * `desktop-attachments-progress-light.png` and `<size>-attachments-<scheme>.png`.
+ * the file picker; a file over 16 MiB is refused in the browser; the Agent's
+ * documents setting turns off from its settings. Screenshots:
+ * `desktop-attachments-progress-light.png`, `<size>-attachments-<scheme>.png`,
+ * `desktop-documents-setting-light.png`.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { screenshotDir } from "../helpers/browser.ts";
+import { login } from "../helpers/login.ts";
 import { text, toolCall } from "../../tools/fake_ollama/scenarios.ts";
 import {
   createConversation,
@@ -110,6 +113,22 @@ Deno.test("a file dropped on the composer uploads with progress and reaches the 
     );
     assert(tool.content.includes("Pelicans fish in groups of twelve."), tool.content);
     assert(!tool.content.includes("xxxx"), "the comment is not text");
+
+    // The Agent's documents setting: off in its settings, and the API says so.
+    await page.click("[data-testid=agent-settings]");
+    await page.waitForSelector("[data-testid=documents-toggle]:checked");
+    await page.click("[data-testid=documents-toggle]");
+    await page.waitForSelector(
+      "[data-testid=documents-setting] >> text=document/extract_text is not offered",
+    );
+    const s = await login(env.server);
+    const agent = await (await fetch(
+      `${env.server.url}/api/agents/${await agentId(page)}`,
+      { headers: s.headers() },
+    )).json();
+    assertEquals(agent.agent.documents, false);
+    await settled(page);
+    await page.screenshot({ path: `${screenshotDir()}desktop-documents-setting-light.png` });
     assertEquals(errors, []);
   } finally {
     await env.close();

@@ -36,6 +36,8 @@ export interface Agent {
   reasoning: boolean;
   /** The external ACP runner its Turns run on (null: native) [LC-6]. */
   runner: string | null;
+  /** document/extract_text offered to its Runs [LC-4]. */
+  documents: boolean;
 }
 
 /** One entry of a workspace directory (the operator's read-only browser). */
@@ -226,6 +228,7 @@ export function toAgent(v: unknown): Agent {
     defaultModelId: a.default_model_id,
     reasoning: a.reasoning,
     runner: a.runner,
+    documents: a.documents,
   };
 }
 
