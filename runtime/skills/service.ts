@@ -146,8 +146,13 @@ export function createSkillService(opts: SkillServiceOptions) {
       }
     },
 
-    /** The Agent's skills as tools (always `ask`). */
+    /**
+     * The Agent's skills as tools (always `ask`). None in a compiled build: it
+     * has no Deno CLI to run a script with, so the model is never offered a
+     * tool that could only fail (`skill_unavailable`).
+     */
     specsFor(agentId: string): ToolSpec[] {
+      if (Deno.build.standalone) return [];
       return listSkillRows(opts.stateDb(agentId)).map((r) =>
         parseManifest(new TextEncoder().encode(r.manifest_json)).spec
       );
