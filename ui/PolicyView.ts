@@ -99,8 +99,72 @@ export function PolicyView({ api, agentId }: PolicyViewProps) {
         Agent (deny over ask over allow), else the tool's default. A rule limited to a directory
         allows a call only when every path it touches is inside; a deny there refuses when any is.
       </p>
+
+      <h3 class="policy-h">Rules of this Agent (${rules.length} / ${view.rules_max})</h3>
+      ${rules.length === 0 && html`<p class="muted" data-testid="policy-rules-empty">
+        No rules: every tool has its default.</p>`}
+      ${rules.length > 0 && html`
+        <table class="models-table" data-testid="policy-rules">
+          <thead>
+            <tr>
+              <th>Applies to</th>
+              <th>Decision</th>
+              <th><span class="sr-only">Remove</span></th>
+            </tr>
+          </thead>
+          <tbody>
+            ${rules.map((r, i) =>
+              html`
+                <tr key=${`${r.tool} ${r.path_prefix ?? ""}`} data-testid="policy-rule"
+                  data-rule=${ruleScope(r)}>
+                  <td><code>${ruleScope(r)}</code></td>
+                  <td>
+                    <select class="select" aria-label=${`Decision for ${
+                      ruleScope(r)
+                    }`} disabled=${busy}
+                      value=${r.decision} onChange=${(e: Event) =>
+                        change(i, (e.target as HTMLSelectElement).value as Decision)}>
+                      ${DECISIONS.map((d) => html`<option value=${d}>${d}</option>`)}
+                    </select>
+                  </td>
+                  <td>
+                    <button type="button" class="btn btn-sm btn-ghost" disabled=${busy}
+                      data-testid="policy-rule-remove" aria-label=${`Remove rule ${ruleScope(r)}`}
+                      onClick=${() => remove(i)}>Remove</button>
+                  </td>
+                </tr>
+              `
+            )}
+          </tbody>
+        </table>
+      `}
+
       ${error && html`<p class="models-error" role="alert" data-testid="policy-error">
         Refused: <code class="pill">${error}</code> — nothing was changed.</p>`}
+      <form class="policy-add" onSubmit=${add} data-testid="policy-add">
+        <label class="small">Tool
+          <input class="input" list="policy-tool-ids" required value=${tool} placeholder="file/write, exec/command:git, mcp/server/*"
+            data-testid="policy-add-tool"
+            onInput=${(e: Event) => setTool((e.target as HTMLInputElement).value)} />
+        </label>
+        <datalist id="policy-tool-ids">
+          ${toolIds.map((id) => html`<option value=${id} />`)}
+          <option value="exec/command:git" />
+        </datalist>
+        <label class="small">Directory (optional)
+          <input class="input" value=${prefix} placeholder="src/lib" data-testid="policy-add-prefix"
+            onInput=${(e: Event) => setPrefix((e.target as HTMLInputElement).value)} />
+        </label>
+        <label class="small">Decision
+          <select class="select" value=${decision} data-testid="policy-add-decision"
+            onChange=${(e: Event) =>
+              setDecision((e.target as HTMLSelectElement).value as Decision)}>
+            ${DECISIONS.map((d) => html`<option value=${d}>${d}</option>`)}
+          </select>
+        </label>
+        <button type="submit" class="btn btn-primary btn-sm" disabled=${busy}
+          data-testid="policy-add-submit">Add rule</button>
+      </form>
 
       <h3 class="policy-h">Tools</h3>
       <table class="models-table policy-tools" data-testid="policy-tools">
@@ -131,68 +195,6 @@ export function PolicyView({ api, agentId }: PolicyViewProps) {
           )}
         </tbody>
       </table>
-
-      <h3 class="policy-h">Rules of this Agent (${rules.length} / ${view.rules_max})</h3>
-      ${rules.length === 0 && html`<p class="muted" data-testid="policy-rules-empty">
-        No rules: every tool has its default.</p>`}
-      ${rules.length > 0 && html`
-        <table class="models-table" data-testid="policy-rules">
-          <thead>
-            <tr>
-              <th>Applies to</th>
-              <th>Decision</th>
-              <th><span class="sr-only">Remove</span></th>
-            </tr>
-          </thead>
-          <tbody>
-            ${rules.map((r, i) =>
-              html`
-                <tr key=${`${r.tool} ${r.path_prefix ?? ""}`} data-testid="policy-rule"
-                  data-rule=${ruleScope(r)}>
-                  <td><code>${ruleScope(r)}</code></td>
-                  <td>
-                    <select aria-label=${`Decision for ${ruleScope(r)}`} disabled=${busy}
-                      value=${r.decision} onChange=${(e: Event) =>
-                        change(i, (e.target as HTMLSelectElement).value as Decision)}>
-                      ${DECISIONS.map((d) => html`<option value=${d}>${d}</option>`)}
-                    </select>
-                  </td>
-                  <td>
-                    <button type="button" class="btn btn-sm btn-ghost" disabled=${busy}
-                      data-testid="policy-rule-remove" aria-label=${`Remove rule ${ruleScope(r)}`}
-                      onClick=${() => remove(i)}>Remove</button>
-                  </td>
-                </tr>
-              `
-            )}
-          </tbody>
-        </table>
-      `}
-
-      <form class="policy-add" onSubmit=${add} data-testid="policy-add">
-        <label class="small">Tool
-          <input list="policy-tool-ids" required value=${tool} placeholder="file/write, exec/command:git, mcp/server/*"
-            data-testid="policy-add-tool"
-            onInput=${(e: Event) => setTool((e.target as HTMLInputElement).value)} />
-        </label>
-        <datalist id="policy-tool-ids">
-          ${toolIds.map((id) => html`<option value=${id} />`)}
-          <option value="exec/command:git" />
-        </datalist>
-        <label class="small">Directory (optional)
-          <input value=${prefix} placeholder="src/lib" data-testid="policy-add-prefix"
-            onInput=${(e: Event) => setPrefix((e.target as HTMLInputElement).value)} />
-        </label>
-        <label class="small">Decision
-          <select value=${decision} data-testid="policy-add-decision"
-            onChange=${(e: Event) =>
-              setDecision((e.target as HTMLSelectElement).value as Decision)}>
-            ${DECISIONS.map((d) => html`<option value=${d}>${d}</option>`)}
-          </select>
-        </label>
-        <button type="submit" class="btn btn-primary btn-sm" disabled=${busy}
-          data-testid="policy-add-submit">Add rule</button>
-      </form>
 
       <h3 class="policy-h">Platform denies (cannot be relaxed)</h3>
       <ul class="policy-platform small" data-testid="policy-platform">
