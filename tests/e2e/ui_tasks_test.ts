@@ -21,7 +21,8 @@ import {
 } from "./_ui_support.ts";
 
 // Prints a line, waits (≤ 60 s) for the test's "go" file in its scratch copy, prints another.
-const SCRIPT = "echo 'task started'; i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.1; " +
+const SCRIPT =
+  "echo 'task started'; echo '<img src=x onerror=alert(1)>'; i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.1; " +
   "i=$((i+1)); done; echo 'built' > out.txt; echo 'task done'";
 
 Deno.test("the Tasks panel shows a running Task live, cancels one and links to its run", async () => {
@@ -55,6 +56,13 @@ Deno.test("the Tasks panel shows a running Task live, cancels one and links to i
       { timeout: 30_000 },
     );
     assertEquals(await page.textContent(`${running} [data-testid=task-status]`), "running");
+    // Output is text, never markup.
+    await page.waitForFunction(
+      (sel) => document.querySelector(sel)?.textContent?.includes("<img src=x") ?? false,
+      `${running} [data-testid=task-output]`,
+      { timeout: 30_000 },
+    );
+    assertEquals(await page.$("[data-testid=tasks-panel] img"), null);
     assertEquals(await page.textContent("[data-testid=tasks-active-count]"), "1 / 2");
     const argv = await page.textContent(`${running} [data-testid=task-argv]`) ?? "";
     assert(argv.startsWith("$ sh -c "), argv);

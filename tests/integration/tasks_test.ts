@@ -159,6 +159,19 @@ Deno.test("a background Task outlives its Run and a later Turn reads and applies
       assertEquals(list.body.tasks.map((x: Json) => x.task_id), [taskId]);
     });
 
+    await t.step("while it runs: task/status says so and exec/apply is task_running", async () => {
+      h.ollama.enqueue(
+        scenarios.toolCall([{ name: "task__status", arguments: { task_id: taskId } }]),
+        scenarios.toolCall([{ name: "exec__apply", arguments: { task_id: taskId } }]),
+        scenarios.text("Still running."),
+      );
+      const frames = await turn(h, conv, "is it done?");
+      const st = JSON.parse(completed(frames, "call-1").result);
+      assertEquals([st.status, st.exit_code, st.changes], ["running", null, null]);
+      assertEquals(completed(frames, "call-2").code, "task_running");
+      assertEquals(permissions(frames), []);
+    });
+
     await t.step("it finishes on its own scratch copy; the workspace is untouched", async () => {
       // The command waits for this file in ITS scratch copy (the workspace is not its).
       Deno.writeTextFileSync(`${taskRoot(h, taskId)}/exec/work/go`, "");
@@ -534,5 +547,31 @@ Deno.test("a graceful stop ends running Tasks interrupted with no process left",
     }
   } finally {
     await ollama.close();
+  }
+});
+
+Deno.test("deleting an Agent ends its running Tasks with every process", async () => {
+  const h = await startRunHarness();
+  try {
+    const r = await h.api("POST", "/api/agents", { name: "doomed" });
+    assertEquals(r.status, 201);
+    const x: RunHarness = { ...h, agent: r.body.agent.id };
+    const conv = await newConversation(x);
+    h.ollama.enqueue(bg(["sh", "-c", "setsid sleep 3670 & sleep 3671"]), scenarios.text("ok"));
+    const frames = await turn(x, conv, "long job");
+    const id = JSON.parse(completed(frames, "call-1").result).task_id;
+    await waitTask(x, id, (t) => t.status === "running");
+    await waitFor(
+      "the Task's sleeps",
+      () =>
+        pidsRunning(["sleep", "3670"]).length === 1 && pidsRunning(["sleep", "3671"]).length === 1,
+    );
+    const d = await h.api("DELETE", `/api/agents/${x.agent}`);
+    assertEquals(d.status, 200, JSON.stringify(d.body));
+    assertEquals(pidsRunning(["sleep", "3670"]), []);
+    assertEquals(pidsRunning(["sleep", "3671"]), []);
+    assertEquals(exists(`${h.server.home}/.runtime/agents/${x.agent}`), false);
+  } finally {
+    await h.close();
   }
 });
