@@ -288,13 +288,16 @@ export function createRunService(opts: RunServiceOptions): RunService {
       }
       // Past this point the preparation cannot be cancelled; the Run's own cancel applies.
       op.commit();
+      // [LC-6] An Agent bound to an external runner runs its Turn there, not in a Worker;
+      // its Run names the runner as the model that answered (`acp:<name>`).
+      const runner = opts.acp ? opts.agents.requireUsable(agentId).runner ?? null : null;
       const { journal, staged, at } = beginRun({
         db: p.db,
         ids: { run_id: runId, agent_id: agentId, conversation_id: conversationId },
         turnId,
         expectedRevision: p.conv.revision,
         message: body.message,
-        modelId,
+        modelId: runner !== null ? `acp:${runner}` : modelId,
         plan,
         toolset: p.toolset,
         chatOnly: p.profile.state === "chat_only",
@@ -333,8 +336,6 @@ export function createRunService(opts: RunServiceOptions): RunService {
         },
       };
       modelsOfRuns.set(runId, modelId);
-      // [LC-6] An Agent bound to an external runner runs its Turn there, not in a Worker.
-      const runner = opts.acp ? opts.agents.requireUsable(agentId).runner ?? null : null;
       active.start(
         { agentId, conversationId, runId },
         (run, runHooks) =>

@@ -79,6 +79,7 @@ Deno.test("an ACP runner's Turn shows the not-sandboxed mark, a permission card 
     await page.waitForSelector("[data-testid=approval]", { state: "detached" });
     const answer = await page.textContent("[data-testid=turn][data-state=completed]") ?? "";
     assert(answer.includes("Permission outcome: yes."), answer);
+    assert(answer.includes("acp:scripted"), `the Turn names the runner that answered: ${answer}`);
     await page.waitForSelector("[data-testid=tool-card]");
 
     await page.click("[data-testid=toggle-details]");

@@ -90,6 +90,7 @@ Deno.test("ACP runner: registry, binding, and each session/update kind mapped to
           "assistant.block.completed",
           "run.completed",
         ]);
+        assertEquals(frames[0].data.payload.model_id, "acp:scripted", "the runner answered");
         const plan = frames.find((f) => f.event === "tool.call.requested")!.data.payload;
         assertEquals(plan.tool_id, "acp/plan");
         assertEquals(plan.args.entries, ["[in_progress] Say hello", "[pending] Stop"]);
