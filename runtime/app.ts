@@ -4,6 +4,8 @@
  * explicitly (no module singletons) so tests can build an App on a temp home.
  */
 import { createModelTokenizers } from "./context/model_tokenizers.ts";
+import { createCompactService } from "./commands/compact_service.ts";
+import { compactionRoutes } from "./http/compaction_routes.ts";
 import { REGISTRY_MIGRATIONS } from "../migrations/registry/index.ts";
 import { agentDataRel, ensureHomeSkeleton, type HomeLayout } from "./home.ts";
 import type { Logger } from "./log.ts";
@@ -224,6 +226,15 @@ export function createApp(opts: AppOptions): App {
     ...rewindRoutes({ conversations, homeRoot: opts.home.root }),
     ...runRoutes({ runs, queries: runQueries }),
     ...policyRoutes({ policy }),
+    // [CX-9] /compact: the model's summary of older history, kept or dropped by the operator.
+    ...compactionRoutes({
+      compact: createCompactService({
+        broker: model,
+        prepare: (a, c, m) => runs.read.prepare(a, c, m),
+        defaultModelId: (a) => runs.read.defaultModelId(a),
+        stateDb: (a) => runs.read.stateDb(a),
+      }),
+    }),
     ...changeRoutes({ stateDb: (id) => runs.read.stateDb(id) }),
     ...delegationRoutes({ agents, stateDb: (id) => runs.read.stateDb(id) }),
     ...workspaceRoutes({ agents, home: opts.home }),

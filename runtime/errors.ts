@@ -125,6 +125,17 @@ const TABLE = {
   run_cancelled: { status: 409, message: "The run was cancelled." },
   run_interrupted: { status: 409, message: "The run was interrupted." },
   preparation_not_found: { status: 404, message: "Preparation operation not found." },
+  // /compact [CX-9]: nothing is stored on any of these
+  compact_nothing_to_summarize: {
+    status: 409,
+    message: "There is no older history to summarize (the latest turn always stays).",
+  },
+  compact_summary_failed: { status: 502, message: "The model could not write the summary." },
+  compact_summary_timeout: { status: 504, message: "The summary took too long." },
+  compact_summary_too_large: { status: 502, message: "The summary was longer than 8 KiB." },
+  compact_summary_empty: { status: 502, message: "The model returned an empty summary." },
+  compaction_not_found: { status: 404, message: "Compaction not found." },
+  compaction_decided: { status: 409, message: "The compaction is no longer in that state." },
   preparation_finished: { status: 409, message: "The preparation already finished." },
   preparation_cancelled: { status: 409, message: "The preparation was cancelled." },
 

@@ -57,7 +57,8 @@ function partLine(d: ProjectionDetail, name: string, tokens: number): string {
   const t = d.breakdown.history_turns;
   const turns = `${t.kept} turn${t.kept === 1 ? "" : "s"} kept` +
     (t.collapsed > 0 ? `, ${t.collapsed} collapsed` : "") +
-    (t.omitted > 0 ? `, ${t.omitted} beyond the read bound` : "");
+    (t.omitted > 0 ? `, ${t.omitted} beyond the read bound` : "") +
+    (t.summarized > 0 ? `, ${t.summarized} summarized` : "");
   return `${fmtTokens(tokens)} tokens · ${turns}`;
 }
 

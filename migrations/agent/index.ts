@@ -12,6 +12,7 @@ import m0009 from "./0009_runner_access.sql" with { type: "text" };
 import m0010 from "./0010_tasks.sql" with { type: "text" };
 import m0011 from "./0011_delegations.sql" with { type: "text" };
 import m0012 from "./0012_permission_policy.sql" with { type: "text" };
+import m0013 from "./0013_compactions.sql" with { type: "text" };
 
 export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 1, sql: m0001 },
@@ -26,4 +27,5 @@ export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 10, sql: m0010 },
   { version: 11, sql: m0011 },
   { version: 12, sql: m0012 },
+  { version: 13, sql: m0013 },
 ];

@@ -130,13 +130,18 @@ const model: Spec = {
 const compact: Spec = {
   name: "compact",
   aliases: [],
-  summary: "Ask for a compacted context on the next Turn (the transcript is kept).",
+  summary: "Summarize the older history with the model; you keep or drop the summary.",
   args: [],
   run() {
+    // [CX-9] The command itself never calls the model [SC-1]: its effect makes the UI ask
+    // POST …/compactions, which does, and shows the summary to keep or drop.
     return Promise.resolve({
-      title: "Compaction requested",
-      lines: [{ label: "Next turn", value: "older history collapses into receipts" }],
-      effect: { type: "compact_next_turn" },
+      title: "Compaction",
+      lines: [
+        { label: "Summary", value: "the model summarizes every turn but the latest" },
+        { label: "Transcript", value: "unchanged (you keep or drop the summary; undo later)" },
+      ],
+      effect: { type: "compact_summary" },
     });
   },
 };

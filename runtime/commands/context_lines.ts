@@ -24,7 +24,7 @@ const n = (x: number) => x.toLocaleString("en-US");
 
 function partLines(
   parts: { name: string; tokens: number }[],
-  turns: { kept: number; collapsed: number; omitted: number },
+  turns: { kept: number; collapsed: number; omitted: number; summarized: number },
 ): CommandLine[] {
   return parts.map((p) => ({
     label: LABELS[p.name] ?? p.name,

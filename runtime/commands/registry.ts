@@ -22,6 +22,7 @@ export interface CommandArgSpec {
 export type CommandEffect =
   | { type: "set_model"; model_id: string }
   | { type: "compact_next_turn" }
+  | { type: "compact_summary" }
   | { type: "new_conversation" };
 
 export interface CommandLine {

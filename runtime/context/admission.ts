@@ -138,6 +138,8 @@ function systemText(plan: ContextPlan, receipt: CollapseReceipt | null): string 
   parts.push(sectionText(plan, "environment")!);
   const git = sectionText(plan, "git");
   if (git !== null) parts.push(git);
+  const summary = sectionText(plan, "history_summary");
+  if (summary !== null) parts.push(summary);
   if (plan.omitted) {
     // Content-free: a count and a digest of the omitted Turn ids only.
     parts.push(omittedText(plan)!);
@@ -269,7 +271,7 @@ export function countedTexts(plan: ContextPlan, opts: AdmitOptions): string[] {
   }
   const instr = sectionText(plan, "instructions");
   if (instr !== null) out.push(instructionsText(instr));
-  for (const name of ["environment", "git", "user_message"] as const) {
+  for (const name of ["environment", "git", "history_summary", "user_message"] as const) {
     const t = sectionText(plan, name);
     if (t !== null) out.push(t);
   }

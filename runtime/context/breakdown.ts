@@ -35,7 +35,7 @@ export interface Breakdown {
   parts: { name: BreakdownPart; tokens: number }[];
   /** Sum of the input parts (= the meter's used tokens). */
   used: number;
-  history_turns: { kept: number; collapsed: number; omitted: number };
+  history_turns: { kept: number; collapsed: number; omitted: number; summarized: number };
 }
 
 type Admitted = Extract<Admission, { ok: true }>;
@@ -49,6 +49,8 @@ export function inputParts(plan: ContextPlan, adm: Admitted): InputParts {
   for (const b of plan.history.slice(plan.history.length - adm.keptBundles)) {
     history += c("user") + c(b.user) + c("assistant") + c(b.assistant);
   }
+  const summary = sectionText(plan, "history_summary");
+  if (summary !== null) history += c(summary);
   const omitted = omittedText(plan);
   if (omitted !== null) history += c(omitted);
   if (adm.receipt) history += c(receiptText(adm.receipt));

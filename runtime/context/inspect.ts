@@ -112,6 +112,7 @@ export function inspectPlan(plan: ContextPlan, key: InspectionKey): ContextInspe
         kept: a.keptBundles,
         collapsed: plan.history.length - a.keptBundles,
         omitted: plan.omitted?.count ?? 0,
+        summarized: plan.summary?.turns ?? 0,
       })
       : null,
     counting: { mode: plan.counter.exact ? "exact" : "upper_bound", estimator: plan.counter.id },
@@ -216,6 +217,7 @@ export function nextTurnProjection(
       kept: withHistory.keptBundles,
       collapsed: full.history.length - withHistory.keptBundles,
       omitted: full.omitted?.count ?? 0,
+      summarized: full.summary?.turns ?? 0,
     },
   );
   const free = Math.max(0, inputs.budget - shown);

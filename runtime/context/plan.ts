@@ -19,6 +19,7 @@ import { createHash } from "node:crypto";
 import { canonicalJson, type Digest, domainDigest, utf8Bytes } from "../protocol/digest.ts";
 import type { EffectiveToolSet } from "../tools/policy.ts";
 import { type TokenCounter, UPPER_BOUND_COUNTER } from "./counter.ts";
+import { type HistorySummary, summarySectionText } from "./compaction.ts";
 
 /** Fixed platform contract; trusted text owned by the product. */
 export const PLATFORM_CONTRACT = [
@@ -40,6 +41,7 @@ export type SectionName =
   | "instructions"
   | "environment"
   | "git"
+  | "history_summary"
   | "history"
   | "user_message"
   | "tool_manifest";
@@ -59,6 +61,8 @@ export interface HistoryBundle {
   turnId: string;
   user: string;
   assistant: string;
+  /** The Turn's position in its Conversation (what a /compact summary is bound to). */
+  seq?: number;
 }
 
 /**
@@ -102,6 +106,8 @@ export interface ContextInputs {
   git?: string | null;
   /** How tokens are counted [CX-7]. @default UPPER_BOUND_COUNTER */
   counter?: TokenCounter;
+  /** The kept `/compact` summary of the Turns before `history` [CX-9]. */
+  summary?: HistorySummary | null;
 }
 
 export interface ContextPlan {
@@ -116,6 +122,7 @@ export interface ContextPlan {
   readonly modelId: string;
   readonly compact: boolean;
   readonly counter: TokenCounter;
+  readonly summary: HistorySummary | null;
 }
 
 function section(
@@ -194,6 +201,17 @@ export function compileContextPlan(inp: ContextInputs): ContextPlan {
     section("environment", "system", "trusted", "allowlist", environmentText(inp.now)),
   );
   if (inp.git) sections.push(section("git", "system", "trusted", "runner:git-status", inp.git));
+  if (inp.summary) {
+    sections.push(
+      section(
+        "history_summary",
+        "history",
+        "history",
+        `compaction:${inp.summary.id}`,
+        summarySectionText(inp.summary),
+      ),
+    );
+  }
   const history: PlannedBundle[] = inp.history.map((b) => {
     if (typeof b.assistant !== "string") throw new Error("history bundle without assistant");
     return { ...b, digest: bundleDigest(b), bytes: utf8Bytes(b.user) + utf8Bytes(b.assistant) };
@@ -231,6 +249,7 @@ export function compileContextPlan(inp: ContextInputs): ContextPlan {
     modelId: inp.modelId,
     compact: inp.compact ?? false,
     counter,
+    summary: inp.summary ?? null,
   });
 }
 

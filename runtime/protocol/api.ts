@@ -356,6 +356,8 @@ export const ContextBreakdown = z.object({
     kept: z.number().int(),
     collapsed: z.number().int(),
     omitted: z.number().int(),
+    /** Turns a kept /compact summary stands for [CX-9]. */
+    summarized: z.number().int(),
   }).strict(),
 }).strict();
 export type ContextBreakdown = z.infer<typeof ContextBreakdown>;
@@ -367,6 +369,20 @@ export const ContextCounting = z.object({
   tokenizer: z.string().nullable(),
   reason: z.string().nullable(),
 }).strict();
+
+/** A `/compact` summary [CX-9]: pending until kept or dropped; undo ends a kept one. */
+export const CompactionSchema = z.object({
+  id: z.string(),
+  state: z.enum(["pending", "active", "dropped", "undone", "superseded"]),
+  summary: z.string(),
+  turns: z.number().int(),
+  through_turn_id: z.string(),
+  model_id: z.string(),
+  bytes: z.number().int(),
+  created_at: z.string(),
+}).strict();
+export const CompactionResponse = z.object({ compaction: CompactionSchema }).strict();
+export type CompactionView = z.infer<typeof CompactionSchema>;
 
 /** `GET …/sessions/<conv>/context-preview`: the NextTurnProjection [CX-5]. */
 export const ContextPreviewResponse = z.discriminatedUnion("available", [
@@ -738,6 +754,8 @@ export const CommandsResponse = z.object({ commands: z.array(CommandDescriptorSc
 export const CommandEffectSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("set_model"), model_id: z.string() }).strict(),
   z.object({ type: z.literal("compact_next_turn") }).strict(),
+  /** [CX-9] The UI asks for a summary (POST …/compactions) and shows it to keep or drop. */
+  z.object({ type: z.literal("compact_summary") }).strict(),
   z.object({ type: z.literal("new_conversation") }).strict(),
 ]);
 export const CommandResultResponse = z.object({

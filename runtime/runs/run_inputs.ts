@@ -45,6 +45,7 @@ import {
   upperBoundState,
 } from "../context/counter.ts";
 import type { Counting, TokenizerService } from "../context/tokenizer.ts";
+import { activeCompaction } from "../store/compaction_store.ts";
 
 /** The exec tools need the runner sandbox [TL-7, EX-1]: without one they are not offered. */
 const NO_RUNNER_RULES = [
@@ -73,6 +74,7 @@ export function contextInputsOf(
     now,
     history: p.history,
     omitted: p.omitted,
+    summary: p.summary,
     toolset: p.toolset,
     window: p.profile.window,
     budget: p.profile.budget,
@@ -224,8 +226,16 @@ export function createRunInputs(opts: RunInputsOptions) {
   }
 
   function history(db: DatabaseSync, conversationId: string) {
-    const h = readHistory(db, conversationId);
-    return { history: h.bundles, omitted: h.omitted };
+    // [CX-9] A kept /compact summary stands for the Turns up to its `through_seq`.
+    const c = activeCompaction(db, conversationId);
+    const h = readHistory(db, conversationId, HISTORY_TURNS_READ_MAX, c?.through_seq ?? 0);
+    return {
+      history: h.bundles,
+      // Turns beyond the read bound are older than the summary's newest one in practice; a
+      // summary replaces the receipt (docs/context.md).
+      omitted: c ? null : h.omitted,
+      summary: c ? { id: c.id, turns: c.turns, text: c.summary } : null,
+    };
   }
 
   return { stateDb, workspaceDir, defaultModelId, reasoningOf, limitsOf, prepare, usageScope };
@@ -239,14 +249,23 @@ export function readHistory(
   db: DatabaseSync,
   conversationId: string,
   readMax = HISTORY_TURNS_READ_MAX,
+  /** Only Turns after this seq (a kept summary covers the rest) [CX-9]. */
+  afterSeq = 0,
 ): { bundles: HistoryBundle[]; omitted: OmittedHistory | null } {
   const page = pageTurns(db, conversationId, null, readMax);
   const read = page.slice(0, readMax);
   // Only completed Turns with a committed answer enter history [CV-5].
   const bundles = read
-    .filter((t) => t.state === "completed" && typeof t.assistant_message === "string")
+    .filter((t) =>
+      t.state === "completed" && typeof t.assistant_message === "string" && t.seq > afterSeq
+    )
     .reverse()
-    .map((t) => ({ turnId: t.id, user: t.user_message, assistant: t.assistant_message! }));
+    .map((t) => ({
+      turnId: t.id,
+      user: t.user_message,
+      assistant: t.assistant_message!,
+      seq: t.seq,
+    }));
   // pageTurns returns one row more than asked when older Turns exist.
   const omitted = page.length > readMax
     ? omittedHistoryReceipt(

@@ -101,7 +101,7 @@ export function projectionJson(
         { name: "free", tokens: free },
       ],
       used,
-      history_turns: { kept: 1, collapsed: 0, omitted: 0 },
+      history_turns: { kept: 1, collapsed: 0, omitted: 0, summarized: 0 },
     },
     ...o,
   });

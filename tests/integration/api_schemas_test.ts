@@ -190,6 +190,12 @@ Deno.test("every API response of a real server matches its route's shared schema
     check(AttachmentResponse, await att.json(), "POST attachments 201");
     const nop = { operation_id: crypto.randomUUID() };
     assertEquals((await call("POST", `${C}/preparation/cancel`, nop)).status, 404);
+    // /compact [CX-9] (its success shapes: tests/integration/compact_test.ts)
+    assert((await call("POST", `${C}/compactions`, {})).status >= 400);
+    for (const verb of ["keep", "drop", "undo"]) {
+      const r = await call("POST", `${C}/compactions/${crypto.randomUUID()}/${verb}`, {});
+      assertEquals(r.status, 404);
+    }
 
     // a Run that asks for approval
     Deno.writeTextFileSync(

@@ -92,7 +92,7 @@ Deno.test("slash commands over HTTP: schema, bounds, codes and no turns", async 
         const models = await call(server, s, "GET", "/api/models");
         const id = models.body.models[0].id;
         assertEquals((await cmd(`/model ${id}`)).body.effect, { type: "set_model", model_id: id });
-        assertEquals((await cmd("/compact")).body.effect, { type: "compact_next_turn" });
+        assertEquals((await cmd("/compact")).body.effect, { type: "compact_summary" });
         assertEquals((await cmd("/clear")).body.effect, { type: "new_conversation" });
         assertEquals((await cmd("/status")).body.effect, null);
         const missing = await cmd("/model not-a-model");

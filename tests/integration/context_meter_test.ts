@@ -104,7 +104,12 @@ Deno.test("the context meter's used tokens grow with history, equal the breakdow
       assertEquals(whole, empty.meter.window, "used + output reserve + free = the window");
       assertEquals(empty.meter.window, empty.window);
       assertEquals(empty.meter.free_tokens, empty.budget - empty.meter.used_tokens);
-      assertEquals(empty.breakdown.history_turns, { kept: 0, collapsed: 0, omitted: 0 });
+      assertEquals(empty.breakdown.history_turns, {
+        kept: 0,
+        collapsed: 0,
+        omitted: 0,
+        summarized: 0,
+      });
       assert(empty.breakdown.parts.find((p: Part) => p.name === "tools").tokens > 0);
     });
 
@@ -120,7 +125,12 @@ Deno.test("the context meter's used tokens grow with history, equal the breakdow
       one = await preview();
       assert(one.context_tokens > empty.context_tokens, "history adds to the estimate");
       assertEquals(one.history_tokens, one.context_tokens - one.fixed_context_tokens);
-      assertEquals(one.breakdown.history_turns, { kept: 1, collapsed: 0, omitted: 0 });
+      assertEquals(one.breakdown.history_turns, {
+        kept: 1,
+        collapsed: 0,
+        omitted: 0,
+        summarized: 0,
+      });
       assertEquals(one.calibration.samples, 1);
       assert(one.calibration.ratio > 0 && one.calibration.ratio < 1, String(one.calibration.ratio));
       assertEquals(one.meter.basis, "calibrated");

@@ -111,7 +111,7 @@ Deno.test("/model and /compact return only a UI effect for the next turn", async
   const m = await svc.execute(AGENT, CONV, "/model qwen3.5:2b");
   assertEquals(m.effect, { type: "set_model", model_id: "qwen3.5:2b" });
   const c = await svc.execute(AGENT, CONV, "/compact");
-  assertEquals(c.effect, { type: "compact_next_turn" });
+  assertEquals(c.effect, { type: "compact_summary" });
   const clear = await svc.execute(AGENT, CONV, "/clear");
   assertEquals(clear.effect, { type: "new_conversation" });
   assertEquals(await codeOf(svc.execute(AGENT, CONV, "/model nope")), "model_not_found");

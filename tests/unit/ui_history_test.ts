@@ -84,6 +84,7 @@ Deno.test("command effects only change next-turn preferences or ask for a new co
     patch: { compactNext: true },
   });
   assertEquals(effectAction({ type: "new_conversation" }), { kind: "new_conversation" });
+  assertEquals(effectAction({ type: "compact_summary" }), { kind: "compact_summary" });
   assertEquals(effectAction(null), { kind: "none" });
   assertEquals(runBody("hi", { draft: "", modelId: null, compactNext: false }), { message: "hi" });
   assertEquals(runBody("hi", { draft: "", modelId: "m", compactNext: true }), {

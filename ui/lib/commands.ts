@@ -9,6 +9,7 @@ import type { CommandEffect, Turn } from "./types.ts";
 export type EffectAction =
   | { kind: "prefs"; patch: Partial<ConversationPrefs> }
   | { kind: "new_conversation" }
+  | { kind: "compact_summary" }
   | { kind: "none" };
 
 export function effectAction(effect: CommandEffect | null): EffectAction {
@@ -19,6 +20,8 @@ export function effectAction(effect: CommandEffect | null): EffectAction {
       return { kind: "prefs", patch: { compactNext: true } };
     case "new_conversation":
       return { kind: "new_conversation" };
+    case "compact_summary":
+      return { kind: "compact_summary" };
     case undefined:
       return { kind: "none" };
     default: {
