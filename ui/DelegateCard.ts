@@ -48,7 +48,9 @@ function sections(card: ToolCardModel): ToolCardSection[] {
       <div class="delegate" data-testid="delegate-card" data-state=${v?.state ?? "none"}>
         <p class="small">
           <span data-testid="delegate-status">${delegateStatusText(v, card)}</span>
-          ${" "}· Agent <code>${target}</code>
+          ${" "}· ${v?.agentName
+            ? html`<strong data-testid="delegate-agent">${v.agentName}</strong>`
+            : html`Agent <code>${target}</code>`}
           ${v && html`${" "}· <a href=${
             formatPlace({
               agentId: v.agentId,

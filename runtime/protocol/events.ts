@@ -173,6 +173,8 @@ export const PAYLOADS = {
     call_id: CallIdSchema,
     delegation_id: IdSchema,
     agent_id: IdSchema,
+    /** The delegate's display name (escaped), on `running`. */
+    agent_name: z.string().max(256).optional(),
     conversation_id: IdSchema,
     run_id: IdSchema,
     state: z.enum([

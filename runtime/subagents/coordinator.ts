@@ -232,7 +232,12 @@ export class Subagents {
         run_id: runId,
       };
       const status = new StatusWriter(recorder, d.log, () => d.now() - t0);
-      status.write({ ...base, state: "running", code: null });
+      status.write({
+        ...base,
+        agent_name: this.#targetName(target).slice(0, 256),
+        state: "running",
+        code: null,
+      });
       const end = await this.#follow(target, runId, signal, t0, (e) => status.mirror(base, e));
       return this.#finish(parentDb, delegationId, base, end, status);
     } catch (err) {

@@ -77,6 +77,7 @@ Deno.test("a finished subagent shows on its delegate card and in the Tasks panel
     await page.waitForSelector(`${card} [data-testid=delegate-card][data-state=completed]`);
     const status = await page.textContent(`${card} [data-testid=delegate-status]`) ?? "";
     assert(status.startsWith("answered"), `status: ${status}`);
+    assertEquals(await page.textContent(`${card} [data-testid=delegate-agent]`), "Researcher");
     assertEquals(
       await page.textContent(`${card} [data-testid=delegate-answer]`),
       "I wrote notes.md: otters hold hands while sleeping.",

@@ -138,15 +138,26 @@ Deno.test("cancelling the parent cancels its child, and two delegations may run 
   }
 });
 
-Deno.test("a server killed with a child running interrupts both Runs and re-runs nothing", async () => {
+Deno.test("a server killed with a child running interrupts both Runs and re-runs nothing; an unavailable delegate is refused", async () => {
   const ollama = await startFakeOllama();
   try {
     const h = await startRunHarness({ ollama });
     const helper = await createAgent(h, "Helper");
+    const broken = await createAgent(h, "Broken");
     const conv = await conversationOf(h, h.agent);
     const { run, child } = await stalledChild(h, helper, conv);
     await h.server.kill();
     const chatsBefore = ollama.chats.length;
+    // An Agent whose database is damaged while the server is down starts `unavailable`.
+    const db = `${h.server.home}/data/agents/${broken}/state.sqlite`;
+    for (const x of ["-wal", "-shm"]) {
+      try {
+        Deno.removeSync(`${db}${x}`);
+      } catch (err) {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+      }
+    }
+    Deno.writeFileSync(db, crypto.getRandomValues(new Uint8Array(8192)));
 
     const h2 = await startRunHarness({ ollama, home: h.server.home });
     try {
@@ -162,6 +173,18 @@ Deno.test("a server killed with a child running interrupts both Runs and re-runs
       // Nothing was re-run: no model request since the restart.
       assertEquals(ollama.chats.length, chatsBefore);
       assert(row.finished_at !== null);
+
+      // A delegation to the unavailable Agent is refused before anything is asked or created.
+      const agents = (await h2.api("GET", "/api/agents")).body.agents;
+      assertEquals(agents.find((a: { id: string }) => a.id === broken).state, "unavailable");
+      ollama.enqueue(delegateCall(broken, "hello?"), scenarios.text("It is unavailable."));
+      const conv2 = await conversationOf(h2, h2.agent);
+      const run2 = await submitIn(h2, h2.agent, conv2, "delegate to the broken one");
+      const frames = await readSse(h2, run2);
+      assertEquals(frames.at(-1)!.event, "run.completed");
+      assertEquals(delegateResult(frames).code, "subagent_target_unavailable");
+      assertEquals(frames.filter((f) => f.event === "permission.requested").length, 0);
+      assertEquals((await delegations(h2)).length, 1);
     } finally {
       await h2.close();
     }

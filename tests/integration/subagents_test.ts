@@ -89,7 +89,7 @@ Deno.test("agent/delegate runs a child Run in another Agent and returns its answ
         const st = statuses(frames);
         assertEquals(st.map((s) => s.state), ["running", "completed"]);
         assertEquals(st[1].answer, "Banana: a yellow fruit.");
-        assertEquals(st[0].agent_id, helper);
+        assertEquals([st[0].agent_id, st[0].agent_name], [helper, "Helper"]);
         // The child's Conversation: in the delegate Agent, titled by the parent.
         const child = (await sessionsOf(h, helper)).find((s) => s.id === st[0].conversation_id)!;
         assertEquals(child.title, "↳ System Agent · Planning");

@@ -41,7 +41,7 @@ function story(end: Record<string, unknown> | null): EventEnvelope[] {
       tool_id: "agent/delegate",
       args: { agent_id: "child-agent", message: "do it" },
     }),
-    ev("subagent.status", { ...base, state: "running", elapsed_ms: 1 }),
+    ev("subagent.status", { ...base, agent_name: "Helper", state: "running", elapsed_ms: 1 }),
     ev("subagent.status", { ...base, state: "tool", tool_id: "file/write", elapsed_ms: 2 }),
     ev("subagent.status", {
       ...base,
@@ -71,7 +71,11 @@ Deno.test("the delegate card folds the child's steps and its pending approval", 
     toolId: "file/write",
     preview: "+hello",
   });
-  assertEquals([c.subagent?.agentId, c.subagent?.conversationId], ["child-agent", "child-conv"]);
+  assertEquals([c.subagent?.agentId, c.subagent?.agentName, c.subagent?.conversationId], [
+    "child-agent",
+    "Helper",
+    "child-conv",
+  ]);
   assertEquals(delegateStatusText(c.subagent, c), "waiting for your approval");
 });
 

@@ -30,6 +30,8 @@ export interface ApprovalRecord {
 export interface SubagentView {
   delegationId: string;
   agentId: string;
+  /** The delegate's display name, when the status named it. */
+  agentName: string | null;
   conversationId: string;
   runId: string;
   /** The latest state: running, tool, awaiting_approval, approval_decided, or a terminal one. */
@@ -178,6 +180,7 @@ export function answerSegments(
         const v: SubagentView = card.subagent ?? {
           delegationId: s(p.delegation_id),
           agentId: s(p.agent_id),
+          agentName: null,
           conversationId: s(p.conversation_id),
           runId: s(p.run_id),
           state: "running",
@@ -189,6 +192,7 @@ export function answerSegments(
           elapsedMs: null,
         };
         v.state = s(p.state) || v.state;
+        if (s(p.agent_name)) v.agentName = s(p.agent_name);
         v.elapsedMs = n(p.elapsed_ms);
         v.code = s(p.code) || null;
         if (v.state === "tool" && s(p.tool_id)) v.tools = [...v.tools, s(p.tool_id)];

@@ -21,7 +21,10 @@ export function laneOf(kind: string): Lane {
     return "user";
   }
   if (kind.startsWith("model.") || kind.startsWith("assistant.")) return "llm";
-  if (kind.startsWith("tool.") || kind.startsWith("operation.")) return "tool";
+  // [LC-2] A delegation's status is the progress of its agent/delegate call.
+  if (kind.startsWith("tool.") || kind.startsWith("operation.") || kind.startsWith("subagent.")) {
+    return "tool";
+  }
   return "harness";
 }
 
