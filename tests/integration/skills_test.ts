@@ -256,3 +256,36 @@ Deno.test("a skill call with arguments outside its schema never runs: tool_inval
     await h.close();
   }
 });
+
+Deno.test("a skill replaced while its call waits for approval never runs: the approved digest is gone, skill_not_found", async () => {
+  const h = await startRunHarness();
+  try {
+    const first = skillArchive({ name: "shout", args: UPPER_ARGS }, UPPER);
+    assertEquals((await install(h, first)).status, 201);
+    const conv = await newConversation(h);
+    h.ollama.enqueue(
+      scenarios.toolCall([{ name: "skill__shout", arguments: { text: "x" } }]),
+      scenarios.text("Gone."),
+    );
+    const r = await submit(h, conv, "shout");
+    const frames = await readSse(h, r.body.run_id, {
+      until: (f) => f.event === "permission.requested",
+    });
+    const p = frames.at(-1)!.data.payload;
+    // The operator swaps the script under the same name (and the same manifest) meanwhile.
+    assertEquals((await h.api("DELETE", `/api/agents/${h.agent}/skills/shout`)).status, 200);
+    const swapped = skillArchive(
+      { name: "shout", args: UPPER_ARGS },
+      'console.log("something else");\n',
+    );
+    assertEquals((await install(h, swapped)).status, 201);
+    await h.api("POST", `/api/agents/${h.agent}/permissions/${p.permission_id}`, {
+      decision: "approve",
+    });
+    const all = await readSse(h, r.body.run_id);
+    assertEquals(all.at(-1)!.event, "run.completed");
+    assertEquals(toolMessages(h.ollama.chats.at(-1)!.body), ['{"error":"skill_not_found"}']);
+  } finally {
+    await h.close();
+  }
+});
