@@ -122,6 +122,20 @@ export function ChatView(p: ChatViewProps) {
     p.onLoadOlder();
   };
 
+  // [UI-8] ‹ / › opened this Conversation at an alternative: bring that Turn into view instead of
+  // following the bottom. A passive effect declared after the "follow on open" one, so it wins.
+  const focusId = h?.focus?.conv === p.conversationId ? h.focus.turnId : null;
+  useEffect(() => {
+    if (!focusId) return;
+    const el = ref.current?.querySelector(`[data-turn-id="${CSS.escape(focusId)}"]`);
+    if (!el) return;
+    followingNow.current = false;
+    pinnedAt.current = null;
+    setFollowing(false);
+    el.scrollIntoView({ block: "start" });
+    h?.onFocused();
+  }, [focusId, p.turns]);
+
   // An instant jump (following re-runs the layout effect, which pins the bottom anyway).
   const backToLatest = () => {
     const el = ref.current;

@@ -19,22 +19,27 @@ export interface TurnHistoryProps {
   onEdit(turn: Turn, text: string): Promise<void>;
   onRegenerate(turn: Turn): Promise<void>;
   onRewind(turn: Turn): void;
-  onNavigate(conv: string): void;
+  /** Opens the alternative `conv`, at its Turn `turnId` when it has one. */
+  onNavigate(conv: string, turnId: string | null): void;
 }
 
-export function BranchNav(p: { group: BranchGroupJson; onNavigate(conv: string): void }) {
+export function BranchNav(
+  p: { group: BranchGroupJson; onNavigate(conv: string, turnId: string | null): void },
+) {
   const prev = neighbour(p.group, -1);
   const next = neighbour(p.group, 1);
   return html`
     <span class="branch-nav" data-testid="branch-nav">
       <button type="button" class="icon-btn icon-btn-sm" data-testid="branch-prev"
         aria-label="Previous version" disabled=${prev === null}
-        onClick=${() => prev && p.onNavigate(prev)}><${Icon} name="prev" /></button>
+        onClick=${() =>
+          prev && p.onNavigate(prev.session_id, prev.turn_id)}><${Icon} name="prev" /></button>
       <span class="branch-pos" data-testid="branch-pos">${p.group.index + 1}/${p.group.members
         .length}</span>
       <button type="button" class="icon-btn icon-btn-sm" data-testid="branch-next"
         aria-label="Next version" disabled=${next === null}
-        onClick=${() => next && p.onNavigate(next)}><${Icon} name="next" /></button>
+        onClick=${() =>
+          next && p.onNavigate(next.session_id, next.turn_id)}><${Icon} name="next" /></button>
     </span>
   `;
 }

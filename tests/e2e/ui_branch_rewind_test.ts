@@ -181,3 +181,49 @@ Deno.test("rewind to here shows the plan, restores the files and opens the branc
     await env.close();
   }
 });
+
+Deno.test("‹ opens the alternative in place: at the Turn where it diverges, not at the bottom", async () => {
+  const env = await startUiEnv();
+  try {
+    const { page, errors } = await openLoggedIn(env, { width: 1200, height: 700 });
+    await createAgent(page, "InPlace");
+    await createConversation(page);
+    const long = Array.from({ length: 12 }, (_, i) => `- line ${i + 1}`).join("\n");
+    const questions = ["q1", "q2", "q3", "q4", "q5"];
+    // Each send waits for its own Turn (a send while one runs would be refused).
+    for (let i = 0; i < questions.length; i++) {
+      env.ollama.enqueue(text(`Answer to ${questions[i]}:\n\n${long}`));
+      await send(page, questions[i]);
+      await waitForMessages(page, questions.slice(0, i + 1));
+    }
+    // Edit q2: the branch holds q1 and the edited q2 only.
+    await (await page.$$("[data-testid=edit-message]"))[1].click();
+    await page.fill("[data-testid=edit-text]", "q2 edited");
+    env.ollama.enqueue(text("Short."));
+    await page.click("[data-testid=edit-send]");
+    await waitForMessages(page, ["q1", "q2 edited"]);
+    await waitForPos(page, "2/2");
+    await page.click("[data-testid=branch-prev]");
+    await waitForMessages(page, questions);
+    // q2 of the original is in view and the chat is not at its bottom.
+    const view = await (await page.waitForFunction(
+      () => {
+        const chat = document.querySelector("[data-testid=chat-scroll]")!;
+        const turns = document.querySelectorAll("[data-testid=turn]");
+        const box = chat.getBoundingClientRect();
+        const q2 = turns[1].getBoundingClientRect();
+        const atBottom = chat.scrollHeight - chat.scrollTop - chat.clientHeight < 4;
+        const q2Visible = q2.top >= box.top - 1 && q2.top < box.bottom;
+        return q2Visible && !atBottom ? { q2Visible, atBottom } : false;
+      },
+      undefined,
+      { timeout: 10_000 },
+    ).catch(() => null))?.jsonValue();
+    assertEquals(view, { q2Visible: true, atBottom: false });
+    await settled(page);
+    await page.screenshot({ path: `${screenshotDir()}desktop-29-branch-in-place.png` });
+    assertEquals(errors, []);
+  } finally {
+    await env.close();
+  }
+});

@@ -20,8 +20,8 @@ Deno.test("the alternatives shown at a Turn are the group anchored there", () =>
 
 Deno.test("‹ and › move one alternative and stop at the ends", () => {
   const g = group("t", 1, ["a", "b", "c"]);
-  assertEquals(neighbour(g, -1), "a");
-  assertEquals(neighbour(g, 1), "c");
+  assertEquals(neighbour(g, -1)?.session_id, "a");
+  assertEquals(neighbour(g, 1)?.session_id, "c");
   assertEquals(neighbour(group("t", 0, ["a", "b"]), -1), null);
   assertEquals(neighbour(group("t", 1, ["a", "b"]), 1), null);
 });

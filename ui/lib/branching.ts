@@ -61,8 +61,11 @@ export function groupAt(
 }
 
 /** The member `step` away from the current one (no wrap-around), or null. */
-export function neighbour(g: BranchGroupJson, step: -1 | 1): string | null {
-  return g.members[g.index + step]?.session_id ?? null;
+export function neighbour(
+  g: BranchGroupJson,
+  step: -1 | 1,
+): BranchGroupJson["members"][number] | null {
+  return g.members[g.index + step] ?? null;
 }
 
 const STATUS_TEXT: Record<string, string> = {

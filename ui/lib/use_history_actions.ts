@@ -38,18 +38,22 @@ export interface RewindDialogState {
 
 export interface HistoryActions {
   groups: BranchGroupJson[];
+  /** After ‹ or ›: the Turn to bring into view once that Conversation shows it. */
+  focus: { conv: string; turnId: string } | null;
+  onFocused(): void;
   rewinding: RewindDialogState | null;
   onEdit(turn: Turn, text: string): Promise<void>;
   onRegenerate(turn: Turn): Promise<void>;
   onRewind(turn: Turn): void;
   onConfirmRewind(): Promise<void>;
   onCloseRewind(): void;
-  onNavigate(conv: string): void;
+  onNavigate(conv: string, turnId: string | null): void;
 }
 
 export function useHistoryActions(d: HistoryDeps): HistoryActions {
   const [groups, setGroups] = useState<BranchGroupJson[]>([]);
   const [rewinding, setRewinding] = useState<RewindDialogState | null>(null);
+  const [focus, setFocus] = useState<HistoryActions["focus"]>(null);
   const key = d.turns.map((t) => t.id).join(",");
   useEffect(() => {
     setGroups([]);
@@ -82,6 +86,8 @@ export function useHistoryActions(d: HistoryDeps): HistoryActions {
 
   return {
     groups,
+    focus,
+    onFocused: () => setFocus(null),
     rewinding,
     onEdit: (turn, text) => branchAndSend(turn, text),
     onRegenerate: (turn) => branchAndSend(turn, turn.userMessage),
@@ -110,7 +116,9 @@ export function useHistoryActions(d: HistoryDeps): HistoryActions {
       }
     },
     onCloseRewind: () => setRewinding(null),
-    onNavigate: (conv) => {
+    onNavigate: (conv, turnId) => {
+      // In place: the alternative opens at the same point of the conversation.
+      setFocus(turnId === null ? null : { conv, turnId });
       d.open(conv).catch(d.fail);
     },
   };
