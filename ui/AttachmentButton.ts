@@ -19,6 +19,7 @@ import { html } from "htm/preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { Icon } from "./Icon.ts";
 import { AttachmentResponse } from "../runtime/protocol/api.ts";
+import { describeError } from "./lib/messages.ts";
 
 /** Where uploads go: null while no Conversation is open. */
 export interface AttachTarget {
@@ -249,9 +250,10 @@ export function AttachmentList({ att }: { att: Attachments }) {
             `}
             ${u.state === "done" && html`<code class="attachment-path">${u.path}</code>`}
             ${u.state === "failed" && html`
-              <span class="error-text" role="alert">${u.code === "body_too_large"
+              <span class="error-text" role="alert" title=${u.code ?? ""}>${u.code ===
+                  "body_too_large"
                 ? "over 16 MiB"
-                : u.code}</span>
+                : `${describeError(u.code ?? "")} (${u.code})`}</span>
             `}
             ${u.state !== "uploading" && html`
               <button type="button" class="icon-btn icon-btn-sm" aria-label=${`Dismiss ${u.name}`}

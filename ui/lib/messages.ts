@@ -59,6 +59,10 @@ const TEXT: Record<string, string> = {
   run_event_limit: "The run produced more events than allowed.",
   run_cancelled: "The run was stopped.",
   run_interrupted: "The run was interrupted (for example by a restart).",
+  // attachments [LC-4, UI-12]
+  attachment_name_invalid: "The file name could not be read.",
+  attachments_dir_unsafe: "The workspace's attachments folder is not a plain folder; fix it first.",
+  attachment_name_taken: "Too many attachments share this name; rename the file.",
 };
 
 /** Every code with a specific sentence (for the consistency test). */
