@@ -201,7 +201,7 @@ export class AcpEventMap {
     this.#blockText += c.text;
     if (c.cut) this.#blockFull = true;
     if (c.text !== "") {
-      this.#ephemeral("assistant.block.delta", { block: this.#calls, text: c.text });
+      this.#ephemeral("assistant.block.delta", this.#calls, c.text);
     }
   }
 
@@ -212,20 +212,18 @@ export class AcpEventMap {
       this.#thought += c.text;
       if (c.cut) this.#thoughtCut = true;
     }
-    this.#ephemeral("assistant.reasoning.delta", {
-      call: this.#calls,
-      text: cutUtf8(text, 32768).text,
-    });
+    this.#ephemeral("assistant.reasoning.delta", this.#calls, cutUtf8(text, 32768).text);
   }
 
   #ephemeral(
     kind: "assistant.block.delta" | "assistant.reasoning.delta",
-    payload: { block: number; text: string } | { call: number; text: string },
+    n: number,
+    text: string,
   ): void {
     if (!this.#live) return;
     try {
-      // deno-lint-ignore no-explicit-any
-      this.recorder.ephemeral(kind, payload as any);
+      if (kind === "assistant.block.delta") this.recorder.ephemeral(kind, { block: n, text });
+      else this.recorder.ephemeral(kind, { call: n, text });
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== "run_event_limit") throw err;
       this.#live = false;

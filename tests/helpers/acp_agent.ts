@@ -11,6 +11,7 @@
  * - `hold`       writes its gateway token, then waits for session/cancel
  * - `crash`      a chunk, then exits mid-prompt
  * - `burst N`    exactly N session/update notifications (one "." each), then end_turn
+ * - `long N`     an answer of exactly N bytes ("a"), in chunks of 1000
  * - `malformed`  a line that is not JSON-RPC on stdout
  * - `silent`     never answers the prompt
  * - `pid`        answers with its process id (process reuse)
@@ -209,6 +210,15 @@ const app = acp.agent({ name: "acp-test-agent" })
       case "burst": {
         const n = Number(lastLine.split(" ")[1]);
         for (let i = 0; i < n; i++) await update(text("."));
+        return { stopReason: "end_turn" };
+      }
+      case "long": {
+        let left = Number(lastLine.split(" ")[1]);
+        while (left > 0) {
+          const n = Math.min(1000, left);
+          await update(text("a".repeat(n)));
+          left -= n;
+        }
         return { stopReason: "end_turn" };
       }
       case "malformed": {

@@ -12,6 +12,7 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { newConversation, readSse, submit, waitTurn } from "../helpers/runs.ts";
 import { type AcpHarness, recorded, startAcpHarness } from "../helpers/acp.ts";
 import { agentDataRel } from "../../runtime/home.ts";
+import { ACP_GATEWAY_BODY_MAX_BYTES } from "../../runtime/limits.ts";
 
 interface Grant {
   url: string;
@@ -108,6 +109,18 @@ Deno.test("ACP gateway: run-scoped MCP tools, refusals, token dead at the termin
         const own = await mcp(ga.url, tokenOf(ga));
         assertEquals(own.status, 200);
         assertEquals(own.body.result.tools.length, 4);
+        // The body bound: exactly ACP_GATEWAY_BODY_MAX_BYTES is read; one byte more is 413.
+        const ping = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" });
+        for (const [extra, status] of [[0, 200], [1, 413]] as const) {
+          const body = ping + " ".repeat(ACP_GATEWAY_BODY_MAX_BYTES - ping.length + extra);
+          const res = await fetch(ga.url, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${tokenOf(ga)}` },
+            body,
+          });
+          assertEquals(res.status, status);
+          await res.body?.cancel();
+        }
         const cross = await mcp(gb.url, tokenOf(ga));
         assertEquals(cross.status, 401);
         assertEquals((await mcp(gb.url, null)).status, 401, "no token");

@@ -108,6 +108,21 @@ Deno.test("ACP runner: registry, binding, and each session/update kind mapped to
     );
 
     await t.step(
+      "an answer of 16 KiB is whole; one byte more is cut there and ends max_output",
+      async () => {
+        for (const [n, reason] of [[16384, "stop"], [16385, "max_output"]] as const) {
+          const conv = await newConversation(h);
+          const r = await submit(h, conv, `long ${n}`);
+          const frames = await readSse(h, r.body.run_id);
+          assertEquals(frames.at(-1)!.event, "run.completed");
+          assertEquals(frames.at(-1)!.data.payload.reason, reason);
+          const turn = await waitTurn(h, conv, r.body.run_id);
+          assertEquals(turn.assistant_message, "a".repeat(16384));
+        }
+      },
+    );
+
+    await t.step(
       "a second Turn in the Conversation reuses the process and sends the history",
       async () => {
         const conv = await newConversation(h);
