@@ -11,6 +11,7 @@ import { DatabaseSync } from "node:sqlite";
 import { AppError } from "../errors.ts";
 import {
   SQLITE_BUSY_TIMEOUT_MS,
+  SQLITE_PAGE_SIZE,
   STATE_DB_JOURNAL_SIZE_LIMIT,
   STATE_DB_MAX_BYTES,
 } from "../limits.ts";
@@ -142,6 +143,8 @@ function asDatabaseError(err: unknown, relative: string): AppError | null {
 
 function configure(db: DatabaseSync): void {
   db.exec(`PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+  // Takes effect only while the file is still empty (a new database) [PF-4].
+  db.exec(`PRAGMA page_size = ${SQLITE_PAGE_SIZE}`);
   const mode = db.prepare("PRAGMA journal_mode = WAL").get() as { journal_mode: string };
   if (mode.journal_mode !== "wal") throw new AppError("database_unsafe", "WAL not available");
   db.exec("PRAGMA synchronous = NORMAL");
