@@ -34,6 +34,7 @@ import {
   ACP_HISTORY_MAX_BYTES,
   ACP_UPDATES_PER_RUN_MAX,
   CANCEL_GRACE_MS,
+  CHECKPOINT_AGENT_MAX_BYTES,
   PERMISSIONS_PENDING_MAX,
 } from "../limits.ts";
 import type { Logger } from "../log.ts";
@@ -45,6 +46,7 @@ import { commitApproved, prepareMutation } from "../runs/tool_exec.ts";
 import type { ApprovalContext } from "../runs/turn_context.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
 import { countPendingPermissions, insertPermission } from "../store/run_store.ts";
+import { recordCheckpoints } from "../store/checkpoint_store.ts";
 import { insertRunnerAccess, type RunnerDecision } from "../store/runner_access_store.ts";
 import { fileReadText, type ReadReceipt } from "../tools/file_read_text.ts";
 import { previewOf } from "../tools/mutation_plan.ts";
@@ -556,7 +558,21 @@ class TurnState implements TurnPort {
       end(false, { error: "approval_stale" });
       this.#refuse(method, rel, "approval_stale", callId);
     }
-    const c = commitApproved(this.x.workspaceDir, prep.plan, binding);
+    // [TL-11] what the write replaced, kept like any Turn's file/write for a rewind.
+    const c = commitApproved(
+      this.x.workspaceDir,
+      prep.plan,
+      binding,
+      (cp) =>
+        recordCheckpoints(this.x.db, {
+          runId: this.x.runId,
+          callId,
+          toolId: "file/write",
+          entries: [cp],
+          maxBytes: a.checkpointMaxBytes ?? CHECKPOINT_AGENT_MAX_BYTES,
+          now: Date.now(),
+        }),
+    );
     if (!c.ok) {
       end(false, { error: c.code });
       this.#refuse(method, rel, c.code, callId);
