@@ -6,12 +6,14 @@
  */
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
-import type { PendingPermission } from "./lib/types.ts";
+import type { ApprovalDecision } from "./ApprovalCard.ts";
+import { type PendingPermission, ruleScope } from "./lib/types.ts";
 
 export interface PermissionTableProps {
   permissions: PendingPermission[];
   conversationTitle(id: string | null): string;
-  onDecide(id: string, decision: "approve" | "deny"): Promise<void>;
+  /** "always": approve and add the approval's narrowed allow rule [TL-10]. */
+  onDecide(id: string, decision: ApprovalDecision): Promise<void>;
 }
 
 /** What the change is about: the diff's target path, else the preview's first line. */
@@ -24,7 +26,7 @@ function previewLine(preview: string): string {
 
 export function PermissionTable(p: PermissionTableProps) {
   const [busy, setBusy] = useState<string | null>(null);
-  const decide = async (id: string, d: "approve" | "deny") => {
+  const decide = async (id: string, d: ApprovalDecision) => {
     setBusy(id);
     try {
       await p.onDecide(id, d);
@@ -55,6 +57,12 @@ export function PermissionTable(p: PermissionTableProps) {
               <td class="perm-actions">
                 <button type="button" class="btn btn-sm btn-ghost" disabled=${busy === x.id}
                   onClick=${() => decide(x.id, "deny")}>Deny</button>
+                ${x.alwaysAllow && html`
+                  <button type="button" class="btn btn-sm" disabled=${busy === x.id}
+                    data-testid="permission-always"
+                    title=${`Approve, and from now on allow ${ruleScope(x.alwaysAllow)}`}
+                    onClick=${() => decide(x.id, "always")}>Always allow</button>
+                `}
                 <button type="button" class="btn btn-sm btn-primary" disabled=${busy === x.id}
                   onClick=${() => decide(x.id, "approve")}>Approve</button>
               </td>

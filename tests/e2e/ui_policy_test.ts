@@ -5,7 +5,8 @@
  * without a card, while one in another directory still asks; the Agent
  * panel's Policy tab lists every tool with its decision and why, shows the
  * rule and its audit, refuses relaxing a platform deny with its code and
- * nothing changed, and revokes the rule (after which the directory asks again).
+ * nothing changed, and revokes the rule (after which the directory asks again);
+ * the /permissions table offers the same Always allow.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { screenshotDir } from "../helpers/browser.ts";
@@ -173,6 +174,28 @@ Deno.test("Always allow from the approval card, the full diff, and the Policy ta
       { timeout: 30_000 },
     );
     assertEquals(exists(`${ws}/notes/d.md`), false);
+
+    // The /permissions table offers the same Always allow.
+    env.ollama.enqueue(
+      toolCall([{ name: "file__write", arguments: { path: "src/e.md", content: "e\n" } }]),
+      text("Wrote src/e.md."),
+    );
+    await send(page, "write src/e.md");
+    await page.waitForSelector("[data-testid=approval]", { timeout: 20_000 });
+    await send(page, "/permissions");
+    await page.click("[data-testid=permission-row] [data-testid=permission-always]");
+    await page.waitForSelector("[data-testid=permissions-empty]", { timeout: 10_000 });
+    await page.waitForFunction(
+      () => document.querySelectorAll("[data-testid=turn][data-state=completed]").length === 5,
+      undefined,
+      { timeout: 30_000 },
+    );
+    assertEquals(Deno.readTextFileSync(`${ws}/src/e.md`), "e\n");
+    const rules = await page.evaluate(async (id) => {
+      const r = await fetch(`/api/agents/${id}/policy`);
+      return (await r.json()).rules;
+    }, agentId);
+    assertEquals(rules, [{ tool: "file/write", decision: "allow", path_prefix: "src" }]);
     // The one failed request is the refused PUT above (the browser logs every 4xx).
     assertEquals(errors.filter((e) => !e.includes("status of 422")), []);
     assertEquals(errors.filter((e) => e.includes("status of 422")).length, 1);
