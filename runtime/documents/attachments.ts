@@ -13,10 +13,12 @@
  *    characters become `_`; leading dots and spaces are dropped (no `..`, no
  *    hidden or reserved temp names); ≤ ATTACHMENT_NAME_MAX_BYTES UTF-8 bytes
  *    with the extension kept; nothing left ⇒ `attachment`;
- *  - never overwriting: the body is streamed into a fresh `O_EXCL` temp in
- *    the attachments directory (owner-only while written), then renamed
- *    with `RENAME_NOREPLACE` to the name, or `name-2.ext`, `name-3.ext` … up
- *    to ATTACHMENT_NAME_ATTEMPTS_MAX (`attachment_name_taken`); the file
+ *  - never overwriting: the body is streamed into an unnamed `O_TMPFILE` in
+ *    the attachments directory (owner-only while written; a crash leaves
+ *    nothing), then linked (`linkat`, which fails on an existing name) as the
+ *    name, or `name-2.ext`, `name-3.ext` … up to ATTACHMENT_NAME_ATTEMPTS_MAX
+ *    (`attachment_name_taken`); where the filesystem has no O_TMPFILE, a fresh
+ *    `O_EXCL` reserved temp renamed with `RENAME_NOREPLACE` instead. The file
  *    appears whole or not at all;
  *  - ≤ DOCUMENT_MAX_BYTES: a declared length past it is refused before a byte
  *    is read, a stream past it is cut there; either way `body_too_large`
@@ -48,12 +50,33 @@ import {
   closeFd,
   cstr,
   EEXIST,
+  O_CLOEXEC,
   O_CREAT,
+  O_DIRECTORY,
   O_EXCL,
   O_WRONLY,
   RENAME_NOREPLACE,
   syscall,
 } from "../../sandbox/libc.ts";
+
+const O_TMPFILE = 0o20000000 | O_DIRECTORY;
+const AT_SYMLINK_FOLLOW = 0x400;
+
+/**
+ * Gives the unnamed file `fd` the name `name` in `dirfd`; errno (EEXIST when taken). The
+ * source is this process's own descriptor; `name` is one component and never followed.
+ */
+function linkFd(fd: number, dirfd: number, name: string): number {
+  const r = syscall(
+    "linkat",
+    -100,
+    cstr(`/proc/self/fd/${fd}`),
+    dirfd,
+    cstr(name),
+    AT_SYMLINK_FOLLOW,
+  );
+  return r.ret === 0n ? 0 : r.errno;
+}
 
 /** Where attachments go, relative to the workspace. */
 export const ATTACHMENTS_DIR = "attachments";
@@ -150,14 +173,22 @@ export async function storeAttachment(o: StoreOptions): Promise<StoredAttachment
       );
     }
     dirfd = dir.fd;
-    temp = randomTempName();
-    // SECURITY: exclusive, no-follow, owner-only temp inside the checked directory.
-    const f = openBeneath(dirfd, temp, O_WRONLY | O_CREAT | O_EXCL, 0o600);
-    if (f.fd < 0) {
-      temp = null;
-      throw new AppError("storage_full");
+    // Preferably an unnamed file (O_TMPFILE): a crash leaves nothing behind. Where the
+    // filesystem has none, a reserved temp name (swept at start-up like file/write's).
+    const anon = syscall("openat", dirfd, cstr("."), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0o600);
+    let f: { fd: number };
+    if (anon.ret >= 0n) f = { fd: Number(anon.ret) };
+    else {
+      temp = randomTempName();
+      // SECURITY: exclusive, no-follow, owner-only temp inside the checked directory.
+      f = openBeneath(dirfd, temp, O_WRONLY | O_CREAT | O_EXCL, 0o600);
+      if (f.fd < 0) {
+        temp = null;
+        throw new AppError("storage_full");
+      }
     }
     let total = 0;
+    let linked: string | null = null;
     try {
       if (o.body !== null) {
         const reader = o.body.getReader();
@@ -179,19 +210,24 @@ export async function storeAttachment(o: StoreOptions): Promise<StoredAttachment
       if (syscall("fchmod", f.fd, 0o644).ret !== 0n || !fsyncFd(f.fd)) {
         throw new AppError("storage_full");
       }
+      // Never overwriting: link (unnamed file) or rename (temp) fails with EEXIST on a taken
+      // name, and the next candidate is tried.
+      for (let i = 0; i < ATTACHMENT_NAME_ATTEMPTS_MAX && linked === null; i++) {
+        const name = candidateName(o.name, i);
+        const errno = temp === null
+          ? linkFd(f.fd, dirfd, name)
+          : renameIn(dirfd, temp, name, RENAME_NOREPLACE);
+        if (errno === EEXIST) continue;
+        if (errno !== 0) throw new AppError("storage_full");
+        temp = null;
+        linked = name;
+      }
     } finally {
       closeFd(f.fd);
     }
-    for (let i = 0; i < ATTACHMENT_NAME_ATTEMPTS_MAX; i++) {
-      const name = candidateName(o.name, i);
-      const errno = renameIn(dirfd, temp, name, RENAME_NOREPLACE);
-      if (errno === EEXIST) continue;
-      if (errno !== 0) throw new AppError("storage_full");
-      temp = null;
-      fsyncFd(dirfd);
-      return { path: `${ATTACHMENTS_DIR}/${name}`, name, bytes: total };
-    }
-    throw new AppError("attachment_name_taken");
+    if (linked === null) throw new AppError("attachment_name_taken");
+    fsyncFd(dirfd);
+    return { path: `${ATTACHMENTS_DIR}/${linked}`, name: linked, bytes: total };
   } finally {
     if (temp !== null && dirfd >= 0) unlinkIn(dirfd, temp);
     if (dirfd >= 0) closeFd(dirfd);

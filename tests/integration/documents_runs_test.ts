@@ -126,6 +126,56 @@ Deno.test("attached documents reach the model through document/extract_text", as
       assertEquals([bad.status, bad.body.error.code], [422, "attachment_name_invalid"]);
     });
 
+    await t.step("nothing appears under attachments/ until the upload is whole", async () => {
+      const before = listAttachments(h);
+      let more!: () => void;
+      const gate = new Promise<void>((r) => (more = r));
+      let sentFirst!: () => void;
+      const first = new Promise<void>((r) => (sentFirst = r));
+      const body = new ReadableStream<Uint8Array>({
+        async pull(c) {
+          if (c.desiredSize === null) return;
+          c.enqueue(new TextEncoder().encode("first half, "));
+          sentFirst();
+          await gate;
+          c.enqueue(new TextEncoder().encode("second half"));
+          c.close();
+        },
+      });
+      const res = fetch(`${h.server.url}/api/agents/${h.agent}/sessions/${conv}/attachments`, {
+        method: "POST",
+        headers: { ...h.session.headers(), "x-filename": "halves.txt" },
+        body,
+      });
+      await first;
+      // The server holds the upload open as an unnamed file in attachments/ (O_TMPFILE:
+      // `/proc/<pid>/fd` shows it deleted) — and the directory lists no name for it.
+      const unnamed = () =>
+        [...Deno.readDirSync(`/proc/${h.server.child.pid}/fd`)].some((e) => {
+          try {
+            return /\/attachments\/#\d+ \(deleted\)$/.test(
+              Deno.readLinkSync(`/proc/${h.server.child.pid}/fd/${e.name}`),
+            );
+          } catch {
+            return false; // closed meanwhile
+          }
+        });
+      for (let i = 0; !unnamed(); i++) {
+        assert(i < 200, "the upload never opened its unnamed file");
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assertEquals(listAttachments(h), before);
+      more();
+      const r = await res;
+      assertEquals(r.status, 201);
+      assertEquals((await r.json()).attachment.name, "halves.txt");
+      assertEquals(listAttachments(h), [...before, "halves.txt"].sort());
+      assertEquals(
+        Deno.readTextFileSync(`${workspace(h)}/attachments/halves.txt`),
+        "first half, second half",
+      );
+    });
+
     await t.step("16 MiB is stored; one byte more is 413 and nothing is stored", async () => {
       const before = listAttachments(h);
       const at = await upload(h, conv, "big.bin", new Uint8Array(DOCUMENT_MAX_BYTES));
