@@ -24,6 +24,7 @@ import {
   stepIndex,
 } from "./lib/timeline.ts";
 import { prettyPayload } from "./lib/pretty.ts";
+import { RunnerAccessList } from "./RunnerAccessList.ts";
 import { type EventEnvelope, toEnvelope } from "./lib/types.ts";
 
 export interface RunDetailsProps {
@@ -258,8 +259,17 @@ export function RunDetails({ api, agentId, runId, live, onClose }: RunDetailsPro
             `}
           ${ctxError &&
             html`<p class="error-text" role="alert">Context metadata unavailable (${ctxError}).</p>`}
+          ${runId && isRunnerRun(events) &&
+            html`<${RunnerAccessList} api=${api} agentId=${agentId} runId=${runId} />`}
         </section>
       `}
     </aside>
   `;
+}
+
+/** A Run of an external ACP runner names it as its model (`acp:<name>`) [LC-6]. */
+function isRunnerRun(events: readonly EventEnvelope[]): boolean {
+  const started = events.find((e) => e.kind === "run.started");
+  const model = (started?.payload as { model_id?: unknown } | undefined)?.model_id;
+  return typeof model === "string" && model.startsWith("acp:");
 }

@@ -112,6 +112,7 @@ export const RunnerAccessSchema = z.object({
   code: z.string().nullable(),
   created_at: z.number(),
 }).strict();
+export type RunnerAccessJson = z.infer<typeof RunnerAccessSchema>;
 
 export const AgentsResponse = z.object({ agents: z.array(AgentSchema) }).strict();
 export const AgentResponse = z.object({ agent: AgentSchema }).strict();

@@ -89,6 +89,10 @@ Deno.test("an ACP runner's Turn shows the not-sandboxed mark, a permission card 
     for (const kind of ["permission.requested", "permission.decided", "tool.call.completed"]) {
       assert(timeline.includes(kind), `${kind} in the timeline: ${timeline.slice(0, 400)}`);
     }
+    await page.click("[data-testid=load-runner-access]");
+    const row = await page.waitForSelector("[data-testid=runner-access-row]");
+    assertEquals(await row.getAttribute("data-decision"), "approved");
+    assert((await row.textContent())?.includes("session/request_permission"));
     await settled(page);
     await page.screenshot({ path: `${screenshotDir()}desktop-42-acp-timeline.png` });
     await page.click("[data-testid=close-details]");

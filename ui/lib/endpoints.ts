@@ -8,6 +8,7 @@ import {
   AgentResponse,
   AgentsResponse,
   BranchResponse,
+  CapabilityAuditResponse,
   ConversationResponse,
   ConversationsResponse,
   HealthResponse,
@@ -21,6 +22,7 @@ import {
   type PolicyResponseJson,
   ReplayResponse,
   RunContextResponse,
+  type RunnerAccessJson,
   type SearchHitJson,
   SearchResponse,
   SubmitRunResponse,
@@ -54,6 +56,9 @@ import {
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 /** Performs one API request; rejects with an error carrying the fixed `code`. */
+/** One audit-lite row of an external runner's access [LC-6]. */
+export type RunnerAccessRow = RunnerAccessJson;
+
 export type Requester = (method: Method, path: string, body?: unknown) => Promise<unknown>;
 
 const e = encodeURIComponent;
@@ -106,6 +111,8 @@ export interface Api {
   cancelRun(agent: string, run: string): Promise<void>;
   contextPreview(agent: string, conv: string, modelId?: string | null): Promise<ContextProjection>;
   runContext(agent: string, run: string): Promise<RunContextResponse>;
+  /** An external runner's audit-lite rows of a Run (first page of its capability audit) [LC-6]. */
+  runnerAccess(agent: string, run: string): Promise<RunnerAccessRow[]>;
   replay(
     agent: string,
     run: string,
@@ -193,6 +200,12 @@ export function createApi(request: Requester): Api {
       const q = modelId ? `?model_id=${e(modelId)}` : "";
       return toProjection(await request("GET", `${convPath(a, c)}/context-preview${q}`));
     },
+    runnerAccess: async (a, run) =>
+      parse(
+        CapabilityAuditResponse,
+        await request("GET", `${agentPath(a)}/runs/${e(run)}/capability-audit`),
+        "capability audit",
+      ).runner_access ?? [],
     runContext: async (a, run) =>
       parse(
         RunContextResponse,
