@@ -14,6 +14,7 @@ import {
   ensureNav,
   openLoggedIn,
   send,
+  settled,
   startUiEnv,
   waitForCompletedTurn,
 } from "./_ui_support.ts";
@@ -30,7 +31,7 @@ async function shot(page: Page, name: string) {
 /** Switches the emulated colour scheme and lets the colour transitions settle. */
 async function scheme(page: Page, colorScheme: "light" | "dark") {
   await page.emulateMedia({ colorScheme });
-  await page.waitForTimeout(300);
+  await settled(page);
 }
 
 for (const vp of VIEWPORTS) {

@@ -50,7 +50,14 @@ Deno.test("autoscroll pauses when the operator scrolls up and resumes with Back 
       undefined,
       { timeout: 20_000 },
     );
-    await page.waitForTimeout(200);
+    await page.waitForFunction(
+      () => {
+        const el = document.querySelector("[data-testid=chat-scroll]")!;
+        return el.scrollHeight - (el.scrollTop + el.clientHeight) < 60;
+      },
+      undefined,
+      { timeout: 10_000 },
+    );
     let m = await metrics(page);
     assert(
       m.scrollHeight - (m.top + m.height) < 60,
@@ -89,7 +96,14 @@ Deno.test("autoscroll pauses when the operator scrolls up and resumes with Back 
     assert(grown.gap < 60, `following again: ${JSON.stringify(grown)}`);
     assertEquals(await page.$("[data-testid=back-to-latest]"), null);
     await waitForCompletedTurn(page);
-    await page.waitForTimeout(500);
+    await page.waitForFunction(
+      () => {
+        const el = document.querySelector("[data-testid=chat-scroll]")!;
+        return el.scrollHeight - (el.scrollTop + el.clientHeight) < 60;
+      },
+      undefined,
+      { timeout: 10_000 },
+    );
     m = await metrics(page);
     assert(m.scrollHeight - (m.top + m.height) < 60, `back at bottom: ${JSON.stringify(m)}`);
     assertEquals(await page.$("[data-testid=back-to-latest]"), null);
