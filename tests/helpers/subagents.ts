@@ -81,3 +81,12 @@ export function delegateResult(frames: SseFrame[]): any {
     f.event === "tool.call.completed" && f.data.payload.tool_id === "agent/delegate"
   )?.data.payload;
 }
+
+/**
+ * A model answer that keeps streaming for about 100 s (one word every 250 ms): a Run that is
+ * busy but never idle, unlike `stall()`, which the Broker fails after its 20 s idle bound.
+ */
+export function slowAnswer(): ScriptSource {
+  const words = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ");
+  return scenarios.text(words, { frameDelayMs: 250 });
+}

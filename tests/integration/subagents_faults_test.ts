@@ -20,6 +20,7 @@ import {
   createAgent,
   delegateCall,
   delegateResult,
+  slowAnswer,
   sseOf,
   statuses,
   submitIn,
@@ -33,13 +34,13 @@ async function delegations(h: RunHarness): Promise<any[]> {
   return (await h.api("GET", `/api/agents/${h.agent}/delegations`)).body.delegations;
 }
 
-/** Starts a delegation whose child stalls in its model call; returns both Run ids. */
-async function stalledChild(
+/** Starts a delegation whose child is busy streaming its answer; returns both Run ids. */
+async function busyChild(
   h: RunHarness,
   helper: string,
   conv: string,
 ): Promise<{ run: string; child: string }> {
-  h.ollama.enqueue(delegateCall(helper, "take your time"), scenarios.stall());
+  h.ollama.enqueue(delegateCall(helper, "take your time"), slowAnswer());
   const run = await submitIn(h, h.agent, conv, "delegate and wait");
   await approveDelegation(h, run);
   const started = await readSse(h, run, {
@@ -51,12 +52,12 @@ async function stalledChild(
 }
 
 Deno.test("a child past the wall is cancelled and the parent gets subagent_timeout", async () => {
-  // 8 s: margin for the child's Worker to reach its (stalling) model call on a loaded machine.
+  // 8 s: margin for the child's Worker to reach its (slow) answer on a loaded machine.
   const h = await startRunHarness({ env: { AGENT_BUILDER_TEST_SUBAGENT_WALL_MS: "8000" } });
   try {
     const helper = await createAgent(h, "Slow helper");
     const conv = await newConversation(h);
-    const { run, child } = await stalledChild(h, helper, conv);
+    const { run, child } = await busyChild(h, helper, conv);
     h.ollama.enqueue(scenarios.text("The helper timed out."));
     const frames = await readSse(h, run);
     assertEquals(frames.at(-1)!.event, "run.completed");
@@ -81,7 +82,7 @@ Deno.test("cancelling the parent cancels its child, and two delegations may run 
 
     await t.step("the parent's cancel cascades to the child", async () => {
       const conv = await newConversation(h);
-      const { run, child } = await stalledChild(h, helper, conv);
+      const { run, child } = await busyChild(h, helper, conv);
       const c = await h.api("POST", `/api/agents/${h.agent}/runs/${run}/cancel`);
       assertEquals(c.status, 202);
       assertEquals((await readSse(h, run)).at(-1)!.event, "run.cancelled");
@@ -96,7 +97,7 @@ Deno.test("cancelling the parent cancels its child, and two delegations may run 
       "the operator cancelling the child ends the delegation, the parent goes on",
       async () => {
         const conv = await newConversation(h);
-        const { run, child } = await stalledChild(h, helper, conv);
+        const { run, child } = await busyChild(h, helper, conv);
         h.ollama.enqueue(scenarios.text("The helper was stopped."));
         assertEquals(
           (await h.api("POST", `/api/agents/${helper}/runs/${child}/cancel`)).status,
@@ -109,10 +110,47 @@ Deno.test("cancelling the parent cancels its child, and two delegations may run 
     );
 
     await t.step(
+      "a child the Run service does not admit (runs_busy) leaves no Conversation and no row",
+      async () => {
+        // Three Runs waiting on an approval (active, no model call) and the parent take every
+        // Run slot: the child finds none.
+        const busy: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          const conv = await conversationOf(h, second);
+          h.ollama.enqueue(scenarios.toolCall([{
+            name: "file__write",
+            arguments: { path: `f${i}.txt`, content: "x" },
+          }]));
+          const run = await submitIn(h, second, conv, `keep busy ${i}`);
+          await sseOf(h, second, run, { until: (f) => f.event === "permission.requested" });
+          busy.push(run);
+        }
+        const sessions = async () =>
+          (await h.api("GET", `/api/agents/${helper}/sessions`)).body.sessions.length;
+        const sessionsBefore = await sessions();
+        const rowsBefore = (await delegations(h)).length;
+        const conv = await newConversation(h);
+        h.ollama.enqueue(delegateCall(helper, "no room"), scenarios.text("No room for it."));
+        const run = await submitIn(h, h.agent, conv, "delegate with every slot taken");
+        await approveDelegation(h, run);
+        const frames = await readSse(h, run);
+        assertEquals(frames.at(-1)!.event, "run.completed");
+        assertEquals(delegateResult(frames).code, "runs_busy");
+        assertEquals(statuses(frames), []);
+        assertEquals(await sessions(), sessionsBefore);
+        assertEquals((await delegations(h)).length, rowsBefore);
+        for (const r of busy) {
+          await h.api("POST", `/api/agents/${second}/runs/${r}/cancel`);
+          assertEquals((await sseOf(h, second, r)).at(-1)!.event, "run.cancelled");
+        }
+      },
+    );
+
+    await t.step(
       `${SUBAGENTS_ACTIVE_MAX} delegations run at once; no further Run fits`,
       async () => {
-        const a = await stalledChild(h, helper, await newConversation(h));
-        const b = await stalledChild(h, second, await newConversation(h));
+        const a = await busyChild(h, helper, await newConversation(h));
+        const b = await busyChild(h, second, await newConversation(h));
         assertEquals((await delegations(h)).filter((d) => d.state === "running").length, 2);
         // Two parents and two children take every Run slot: a third parent cannot even start.
         const third = await h.api(
@@ -145,7 +183,7 @@ Deno.test("a server killed with a child running interrupts both Runs and re-runs
     const helper = await createAgent(h, "Helper");
     const broken = await createAgent(h, "Broken");
     const conv = await conversationOf(h, h.agent);
-    const { run, child } = await stalledChild(h, helper, conv);
+    const { run, child } = await busyChild(h, helper, conv);
     await h.server.kill();
     const chatsBefore = ollama.chats.length;
     // An Agent whose database is damaged while the server is down starts `unavailable`.

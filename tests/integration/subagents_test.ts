@@ -13,6 +13,7 @@ import {
   createAgent,
   delegateCall,
   delegateResult,
+  slowAnswer,
   sseOf,
   statuses,
   submitIn,
@@ -223,8 +224,8 @@ Deno.test("agent/delegate runs a child Run in another Agent and returns its answ
 
     await t.step("an Agent with an active Run is busy", async () => {
       const busyConv = await conversationOf(h, other);
-      h.ollama.enqueue(scenarios.stall());
-      const busyRun = await submitIn(h, other, busyConv, "stall");
+      h.ollama.enqueue(slowAnswer());
+      const busyRun = await submitIn(h, other, busyConv, "keep busy");
       await sseOf(h, other, busyRun, { until: (f) => f.event === "model.request.started" });
       assertEquals(await refused(h, other, "hi", [other]), "subagent_busy");
       await h.api("POST", `/api/agents/${other}/runs/${busyRun}/cancel`);
