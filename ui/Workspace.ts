@@ -7,6 +7,7 @@
  * one RunStore, so switching Conversations keeps every live Run, draft and
  * model choice.
  */
+import { CompactionCard } from "./CompactionCard.ts";
 import { html } from "htm/preact";
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
 import { AgentPanel, type AgentPanelTab } from "./AgentPanel.ts";
@@ -49,6 +50,9 @@ export interface WorkspaceProps {
 }
 
 export function Workspace({ request, onLogout, csrf }: WorkspaceProps) {
+  const [compacting, setCompacting] = useState<
+    { scope: string; convId: string; key: number } | null
+  >(null);
   const api = useMemo(() => createApi(request), [request]);
   const renderer = useMemo(() => createMarkdownRenderer(window), []);
   const drafts = useMemo(() => createDraftStore(globalThis.sessionStorage), []);
@@ -261,6 +265,9 @@ export function Workspace({ request, onLogout, csrf }: WorkspaceProps) {
         if (action.kind === "prefs") {
           patchPrefs(action.patch);
           conversation.refreshProjection();
+        } else if (action.kind === "compact_summary") {
+          // [CX-9] The card asks for the model's summary; the operator keeps or drops it.
+          setCompacting({ scope, convId, key: Date.now() });
         } else if (action.kind === "new_conversation") {
           // An empty Conversation is already fresh: reuse it instead of piling up empty ones.
           const empty = conversation.loaded && conversation.turns.length === 0;
@@ -372,6 +379,11 @@ export function Workspace({ request, onLogout, csrf }: WorkspaceProps) {
         ${error && (error.scope === null || error.scope === draftKey) && html`
           <${ErrorToast} message=${error.message} code=${error.code}
             onDismiss=${() => setError(null)} />
+        `}
+        ${compacting && agentId && compacting.convId === convId && html`
+          <${CompactionCard} key=${compacting.key} request=${request} agentId=${agentId}
+            convId=${compacting.convId} onChanged=${() => conversation.refreshProjection()}
+            onClose=${() => setCompacting(null)} />
         `}
         <${MainPane} agentId=${agentId} agentName=${agent?.name ?? null}
           agentRunner=${agent?.runner ?? null} convId=${convId}

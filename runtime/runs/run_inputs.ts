@@ -228,7 +228,7 @@ export function createRunInputs(opts: RunInputsOptions) {
   function history(db: DatabaseSync, conversationId: string) {
     // [CX-9] A kept /compact summary stands for the Turns up to its `through_seq`.
     const c = activeCompaction(db, conversationId);
-    const h = readHistory(db, conversationId, HISTORY_TURNS_READ_MAX, c?.through_seq ?? 0);
+    const h = readHistory(db, conversationId, HISTORY_TURNS_READ_MAX, c?.through_seq ?? null);
     return {
       history: h.bundles,
       // Turns beyond the read bound are older than the summary's newest one in practice; a
@@ -249,15 +249,16 @@ export function readHistory(
   db: DatabaseSync,
   conversationId: string,
   readMax = HISTORY_TURNS_READ_MAX,
-  /** Only Turns after this seq (a kept summary covers the rest) [CX-9]. */
-  afterSeq = 0,
+  /** Only Turns after this seq (a kept summary covers the rest) [CX-9]; null: all. */
+  afterSeq: number | null = null,
 ): { bundles: HistoryBundle[]; omitted: OmittedHistory | null } {
   const page = pageTurns(db, conversationId, null, readMax);
   const read = page.slice(0, readMax);
   // Only completed Turns with a committed answer enter history [CV-5].
   const bundles = read
     .filter((t) =>
-      t.state === "completed" && typeof t.assistant_message === "string" && t.seq > afterSeq
+      t.state === "completed" && typeof t.assistant_message === "string" &&
+      (afterSeq === null || t.seq > afterSeq)
     )
     .reverse()
     .map((t) => ({
