@@ -51,7 +51,7 @@ import { insertRunnerAccess, type RunnerDecision } from "../store/runner_access_
 import { fileReadText, type ReadReceipt } from "../tools/file_read_text.ts";
 import { previewOf } from "../tools/mutation_plan.ts";
 import { canonicalPath } from "../tools/path.ts";
-import type { EffectiveToolSet } from "../tools/policy.ts";
+import { callFacts, type EffectiveToolSet } from "../tools/policy.ts";
 import { domainDigest as hexDigest } from "../tools/text.ts";
 import {
   AcpEventMap,
@@ -163,6 +163,7 @@ export async function driveAcpTurn(deps: AcpDeps, x: AcpTurnInput): Promise<Term
         toolset: x.toolset,
         db: x.db,
         receipts: x.approvals.receipts,
+        policy: x.approvals.policy,
       });
       token = g.token;
       mcpServers.push({
@@ -360,8 +361,17 @@ class TurnState implements TurnPort {
     if (id !== this.sessionId) throw new RpcError(RPC.invalidParams, "unknown session");
   }
 
-  #decisionOf(toolId: string): "allow" | "ask" | null {
-    return this.x.toolset.tools.find((t) => t.spec.id === toolId)?.decision ?? null;
+  /**
+   * The Agent's decision for this access as its policy is now [TL-9] (path-scoped rules
+   * included); null ⇒ denied (the tool is not in the Run's toolset, or a rule denies the path).
+   */
+  #decisionOf(toolId: string, rel: string): "allow" | "ask" | null {
+    const tool = this.x.toolset.tools.find((t) => t.spec.id === toolId);
+    if (!tool) return null;
+    const policy = this.x.approvals.policy;
+    if (!policy) return tool.decision;
+    const d = policy(callFacts(tool.spec, { path: rel })).decision;
+    return d === "deny" ? null : d;
   }
 
   /** The operator decides; cancel, deadline and shutdown answer "aborted". */
@@ -478,7 +488,7 @@ class TurnState implements TurnPort {
     const rel = workspaceRelative(this.x.workspaceDir, p.data.path);
     const callIdNow = this.map.openTool?.callId ?? null;
     if (rel === null) this.#refuse(method, p.data.path, "runner_path_refused", callIdNow);
-    if (this.#decisionOf("file/read_text") !== "allow") {
+    if (this.#decisionOf("file/read_text", rel) !== "allow") {
       this.#refuse(method, rel, "tool_denied", callIdNow);
     }
     const own = this.map.openTool ? null : this.map.openOwn("file/read_text", { path: rel });
@@ -517,7 +527,7 @@ class TurnState implements TurnPort {
     const rel = workspaceRelative(this.x.workspaceDir, p.data.path);
     const callIdNow = this.map.openTool?.callId ?? null;
     if (rel === null) this.#refuse(method, p.data.path, "runner_path_refused", callIdNow);
-    const decision = this.#decisionOf("file/write");
+    const decision = this.#decisionOf("file/write", rel);
     if (decision === null) this.#refuse(method, rel, "tool_denied", callIdNow);
     const own = this.map.openTool
       ? null

@@ -29,7 +29,13 @@ import type { DatabaseSync } from "../store/sqlite.ts";
 import { insertRunnerAccess, type RunnerDecision } from "../store/runner_access_store.ts";
 import type { ReadReceipt } from "../tools/file_read_text.ts";
 import type { ToolSpec } from "../tools/catalog.ts";
-import { type EffectiveToolSet, validateToolArgs } from "../tools/policy.ts";
+import {
+  type CallFacts,
+  callFacts,
+  type Decided,
+  type EffectiveToolSet,
+  validateToolArgs,
+} from "../tools/policy.ts";
 import { domainDigest as hexDigest } from "../tools/text.ts";
 
 /** What the gateway grants one Run. */
@@ -43,6 +49,8 @@ export interface GatewayGrant {
   toolset: EffectiveToolSet;
   db: DatabaseSync;
   receipts: Map<string, ReadReceipt>;
+  /** The Agent's per-call decision as its policy is now [TL-9]; absent ⇒ the toolset's. */
+  policy?: (facts: CallFacts) => Decided;
 }
 
 interface Entry extends GatewayGrant {
@@ -232,6 +240,10 @@ export class ScopedGateway {
     if (!spec) return fail("tool_denied");
     const check = validateToolArgs(spec, args);
     if (!check.ok) return fail("tool_invalid_arguments");
+    // A path-scoped rule may narrow a read tool the Run was offered: only `allow` runs here.
+    if (e.policy && e.policy(callFacts(spec, check.args)).decision !== "allow") {
+      return fail("tool_denied");
+    }
     const r = executeReadTool(spec, e.workspaceDir, check.args);
     if (!r.ok) return fail(r.code);
     if (r.receipt) e.receipts.set(r.receipt.path, r.receipt);

@@ -11,6 +11,7 @@
  * - `hold`       writes its gateway token, then waits for session/cancel
  * - `crash`      a chunk, then exits mid-prompt
  * - `burst N`    exactly N session/update notifications (one "." each), then end_turn
+ * - `read P`     fs/read_text_file of the workspace path P, reporting content or refusal
  * - `long N`     an answer of exactly N bytes ("a"), in chunks of 1000
  * - `malformed`  a line that is not JSON-RPC on stdout
  * - `silent`     never answers the prompt
@@ -210,6 +211,19 @@ const app = acp.agent({ name: "acp-test-agent" })
       case "burst": {
         const n = Number(lastLine.split(" ")[1]);
         for (let i = 0; i < n; i++) await update(text("."));
+        return { stopReason: "end_turn" };
+      }
+      case "read": {
+        const rel = lastLine.split(" ")[1];
+        try {
+          const r = await ctx.client.request(acp.methods.client.fs.readTextFile, {
+            sessionId: sid,
+            path: `${s.cwd}/${rel}`,
+          });
+          await update(text(`content ${JSON.stringify(r.content)}`));
+        } catch (err) {
+          await update(text(`refused ${(err as acp.RequestError).message}`));
+        }
         return { stopReason: "end_turn" };
       }
       case "long": {

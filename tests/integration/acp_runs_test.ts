@@ -234,6 +234,45 @@ Deno.test("ACP runner: registry, binding, and each session/update kind mapped to
     );
 
     await t.step(
+      "the Agent's policy decides: file/write allowed writes without a card; a denied path is refused",
+      async () => {
+        const put = await h.api("PUT", `/api/agents/${h.agent}/policy`, {
+          rules: [
+            { tool: "file/write", decision: "allow" },
+            { tool: "file/read_text", decision: "deny", path_prefix: "private" },
+          ],
+        });
+        assertEquals(put.status, 200, JSON.stringify(put.body));
+        Deno.writeTextFileSync(`${ws(h)}/notes.txt`, "first line\n");
+        Deno.mkdirSync(`${ws(h)}/private`, { recursive: true });
+        Deno.writeTextFileSync(`${ws(h)}/private/key.txt`, "secret\n");
+        const conv = await newConversation(h);
+        const r = await submit(h, conv, "readwrite");
+        const frames = await readSse(h, r.body.run_id);
+        assertEquals(frames.at(-1)!.event, "run.completed");
+        assertEquals(frames.filter((f) => f.event === "permission.requested"), []);
+        assertEquals(
+          Deno.readTextFileSync(`${ws(h)}/notes.txt`),
+          "first line\nedited by the runner\n",
+        );
+        const rows = await audit(h, r.body.run_id);
+        assertEquals(rows[1].method, "fs/write_text_file");
+        assertEquals(rows[1].decision, "allowed");
+        const denied = await submit(h, conv, "read private/key.txt");
+        await readSse(h, denied.body.run_id);
+        assertEquals(
+          (await waitTurn(h, conv, denied.body.run_id)).assistant_message,
+          "refused tool_denied",
+        );
+        assertEquals((await audit(h, denied.body.run_id)).map((x) => [x.resource, x.decision]), [
+          ["private/key.txt", "refused"],
+        ]);
+        const reset = await h.api("PUT", `/api/agents/${h.agent}/policy`, { rules: [] });
+        assertEquals(reset.status, 200);
+      },
+    );
+
+    await t.step(
       "terminals are not offered: terminal/create is method-not-found and audited",
       async () => {
         const conv = await newConversation(h);
