@@ -74,6 +74,8 @@ export const STATE_DB_JOURNAL_SIZE_LIMIT = 16 * MiB; // [CV-1]
 export const STATE_DB_MAX_BYTES = 512 * MiB; // [CV-1]
 /** Page size of new databases: a Turn touches ~40 pages; 1 KiB pages write a quarter of 4 KiB ones [PF-4]. */
 export const SQLITE_PAGE_SIZE = 1024;
+/** Prepared statements kept per open database, by SQL text, least recently used out [PF-5]. */
+export const SQLITE_STATEMENTS_CACHED = 128;
 export const SEARCH_QUERY_MAX_BYTES = 256; // [UI-9] UTF-8 bytes of `q`
 export const SEARCH_RESULTS_MAX = 50; // [UI-9]
 export const SEARCH_TERMS_MAX = 32; // [UI-9] whitespace-separated terms in one query

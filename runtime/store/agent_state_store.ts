@@ -11,7 +11,7 @@
  * No statement here ever runs VACUUM.
  */
 import type { DatabaseSync } from "node:sqlite";
-import { transaction } from "./sqlite.ts";
+import { prepareUncached, transaction } from "./sqlite.ts";
 
 export type TurnState = "running" | "completed" | "failed" | "cancelled" | "interrupted";
 
@@ -475,7 +475,8 @@ export function completedTurnIdsBefore(
   conversationId: string,
   beforeSeq: number,
 ): Iterable<string> {
-  const stmt = db.prepare(
+  const stmt = prepareUncached(
+    db,
     `SELECT id FROM turns WHERE conversation_id = ? AND seq < ? AND state = 'completed'
        AND assistant_message IS NOT NULL ORDER BY seq`,
   );

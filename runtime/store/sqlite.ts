@@ -7,11 +7,12 @@
  * private regular files owned by us, reached through safe directories, on
  * every open; a symlink or foreign/shared file refuses the open.
  */
-import { DatabaseSync } from "node:sqlite";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { AppError } from "../errors.ts";
 import {
   SQLITE_BUSY_TIMEOUT_MS,
   SQLITE_PAGE_SIZE,
+  SQLITE_STATEMENTS_CACHED,
   STATE_DB_JOURNAL_SIZE_LIMIT,
   STATE_DB_MAX_BYTES,
 } from "../limits.ts";
@@ -88,6 +89,7 @@ export function openDatabase(opts: OpenDatabaseOptions): DatabaseSync {
   } catch (err) {
     throw asDatabaseError(err, opts.relative) ?? err;
   }
+  cacheStatements(db);
   try {
     configure(db);
     // [AG-5, OP-4] The file must carry exactly the schema its version's migrations made.
@@ -108,6 +110,44 @@ export function openDatabase(opts: OpenDatabaseOptions): DatabaseSync {
   // WAL companions are created by SQLite with the db file's mode; re-verify them.
   for (const suffix of ["-wal", "-shm"]) checkDbFile(path + suffix, uid);
   return db;
+}
+
+type Prepare = (sql: string) => StatementSync;
+const uncachedPrepare = new WeakMap<DatabaseSync, Prepare>();
+
+/**
+ * [PF-5] Every `db.prepare(sql)` of an opened database returns a statement
+ * cached by its SQL text (least recently used first out, at most
+ * SQLITE_STATEMENTS_CACHED per connection). node:sqlite finalizes a statement
+ * only when its JS object is garbage-collected and V8 does not see the native
+ * memory behind it, so the ~40 fresh statements of every Turn piled up in the
+ * C heap between major collections and left it fragmented: the server's RSS
+ * grew with every Turn. A cached statement is reset by each get/all/run, so
+ * reuse is safe for those; a lazy `iterate()` that may interleave with another
+ * use of the same SQL must take `prepareUncached` instead. Prepare options
+ * bypass the cache.
+ */
+function cacheStatements(db: DatabaseSync): void {
+  const prepare = db.prepare.bind(db) as (sql: string, options?: object) => StatementSync;
+  uncachedPrepare.set(db, (sql) => prepare(sql));
+  const cache = new Map<string, StatementSync>();
+  db.prepare = (sql: string, options?: object): StatementSync => {
+    if (options !== undefined) return prepare(sql, options);
+    let stmt = cache.get(sql);
+    if (stmt) {
+      cache.delete(sql); // re-inserted below as the most recently used
+    } else {
+      stmt = prepare(sql);
+      if (cache.size >= SQLITE_STATEMENTS_CACHED) cache.delete(cache.keys().next().value!);
+    }
+    cache.set(sql, stmt);
+    return stmt;
+  };
+}
+
+/** A statement of its own (never shared through the cache), for a lazy `iterate()`. */
+export function prepareUncached(db: DatabaseSync, sql: string): StatementSync {
+  return (uncachedPrepare.get(db) ?? ((s: string) => db.prepare(s)))(sql);
 }
 
 /** SQLite's primary result code of an error thrown by node:sqlite (null for other errors). */
