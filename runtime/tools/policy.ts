@@ -195,6 +195,7 @@ export const PATH_TOOLS: ReadonlySet<string> = new Set([
   "file/edit",
   "file/write",
   "exec/apply",
+  "document/extract_text",
 ]);
 
 const GIT_REASON =

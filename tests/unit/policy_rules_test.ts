@@ -161,6 +161,17 @@ Deno.test("alwaysAllowRule() narrows to the directory, the program, the tool", (
   );
 });
 
+Deno.test("the document reader is narrowed by directory like the file tools", () => {
+  const rules: AgentRule[] = [
+    { tool: "document/extract_text", decision: "deny", path_prefix: "private" },
+  ];
+  assertEquals(checkPolicy(rules, platform, ids), { ok: true });
+  const f = (path: string) => callFacts(spec("document/extract_text"), { path });
+  assertEquals(decideCall(f("private/cv.pdf"), rules, platform).decision, "deny");
+  assertEquals(decideCall(f("public/cv.pdf"), rules, platform).decision, "allow");
+  assertEquals(f("private/../cv.pdf").pathCode, "path_invalid");
+});
+
 Deno.test("withinPrefix() is by whole components", () => {
   assertEquals(withinPrefix("src/a", "src"), true);
   assertEquals(withinPrefix("src", "src"), true);
