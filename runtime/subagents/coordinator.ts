@@ -23,6 +23,7 @@
  * - a child Run cannot delegate (depth 1).
  */
 import type { AgentService } from "../agents/service.ts";
+import { escapeName } from "../display_name.ts";
 import { AppError, type ErrorCode, isErrorCode } from "../errors.ts";
 import type { LiveRecord } from "../events/live_hub.ts";
 import { CONVERSATIONS_PER_AGENT_MAX, SUBAGENT_WALL_MS } from "../limits.ts";
@@ -114,10 +115,14 @@ export class Subagents {
   forRun(parent: ParentRun): DelegatePort {
     return {
       check: (args) => this.#refusal(parent, args),
+      // SECURITY: the message is the model's text: hidden characters (bidi, controls) are
+      // shown escaped, line by line, so the operator approves what the delegate will read.
       preview: (args) =>
         `Delegate to Agent: ${this.#targetName(String(args.agent_id))} (${
-          String(args.agent_id)
-        })\nMessage (${utf8Bytes(String(args.message))} bytes):\n${String(args.message)}\n`,
+          escapeName(String(args.agent_id))
+        })\nMessage (${utf8Bytes(String(args.message))} bytes):\n${
+          String(args.message).split("\n").map(escapeName).join("\n")
+        }\n`,
       run: (args, callId, signal, recorder) => this.#run(parent, args, callId, signal, recorder),
     };
   }

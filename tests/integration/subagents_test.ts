@@ -129,7 +129,7 @@ Deno.test("agent/delegate runs a child Run in another Agent and returns its answ
       async () => {
         const conv = await newConversation(h);
         h.ollama.enqueue(
-          delegateCall(helper, "Write hello.txt"),
+          delegateCall(helper, "Write hello.txt\u202e"),
           scenarios.toolCall([{
             name: "file__write",
             arguments: { path: "hello.txt", content: "hello\n" },
@@ -138,6 +138,13 @@ Deno.test("agent/delegate runs a child Run in another Agent and returns its answ
           scenarios.text("Done by the helper."),
         );
         const run = await submitIn(h, h.agent, conv, "delegate a write");
+        // The approval shows the message with its hidden character made visible.
+        const asking = await readSse(h, run, {
+          until: (f) => f.event === "permission.requested",
+        });
+        const shown = asking.at(-1)!.data.payload.preview as string;
+        assert(shown.includes("Delegate to Agent: Helper"), shown);
+        assert(shown.includes("Write hello.txt\\u{202E}"), shown);
         await approveDelegation(h, run);
         const asked = await readSse(h, run, {
           until: (f) =>
