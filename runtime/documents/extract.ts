@@ -18,7 +18,9 @@
  *    DOCUMENT_EXTRACT_WALL_MS (`document_timeout`); a runner that dies
  *    without an answer (memory) is `document_resource_limit`;
  *  - an extraction takes a runner slot like a command (≤ 1 per Run, ≤ 2 in
- *    the server, `exec_busy` after the wait);
+ *    the server, `exec_busy` after the wait); a cancelled Run's extraction
+ *    is `run_cancelled` (never started once the signal is aborted; stopped
+ *    and its answer discarded when aborted while it ran);
  *  - the result `{path, format, pages, offset, chars, total_chars,
  *    next_offset, text}` fits one projection (TOOL_RESULT_PROJECTION_MAX_BYTES):
  *    when the window's text would not, fewer characters are returned and
@@ -111,6 +113,7 @@ export async function extractText(o: ExtractOptions): Promise<ExtractResult> {
     throw err;
   }
   try {
+    if (o.signal?.aborted) return { ok: false, code: "run_cancelled" };
     return await withPrivateDirs(async (scratch, tmp) => {
       const name = INPUT_NAME[format];
       await Deno.writeFile(`${scratch}/${name}`, bytes, { mode: 0o444, createNew: true });
@@ -125,8 +128,10 @@ export async function extractText(o: ExtractOptions): Promise<ExtractResult> {
         signal: o.signal,
       });
       const x = r.done?.extract;
+      // Cancelled while it ran: the runner was told to stop (and killed past the release
+      // budget); a window it still managed to send is not used.
+      if (o.signal?.aborted) return { ok: false, code: "run_cancelled" };
       if (x === undefined || !r.released) {
-        if (o.signal?.aborted) return { ok: false, code: "run_cancelled" };
         // No answer: the wall timer (armed once the runner was verified) killed it, or it
         // died before (its memory limit).
         const ran = performance.now() - t0 - r.readyMs;

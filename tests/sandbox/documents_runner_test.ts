@@ -168,6 +168,44 @@ Deno.test("document/extract_text in the runner", async (t) => {
       assertEquals(await extract(ws, { path: "slow.pdf" }, 10), { code: "document_timeout" });
     });
 
+    await t.step("a cancelled extraction ends run_cancelled", async () => {
+      await Deno.writeFile(`${ws}/cancel.pdf`, makePdf(["never read"]));
+      const ac = new AbortController();
+      ac.abort();
+      const r = await extractText({
+        workspaceDir: ws,
+        args: { path: "cancel.pdf" },
+        runKey: `test/${crypto.randomUUID()}`,
+        signal: ac.signal,
+      });
+      assertEquals(r, { ok: false, code: "run_cancelled" });
+      // Aborted while the runner works: stopped, its answer (if any) discarded.
+      const late = new AbortController();
+      const running = extractText({
+        workspaceDir: ws,
+        args: { path: "cancel.pdf" },
+        runKey: `test/${crypto.randomUUID()}`,
+        signal: late.signal,
+      });
+      // Abort once its runner's stage 2 exists (a state, polled with a bound).
+      const stage2 = () =>
+        [...Deno.readDirSync("/proc")].some((e) => {
+          if (!/^\d+$/.test(e.name)) return false;
+          try {
+            const cmd = Deno.readTextFileSync(`/proc/${e.name}/cmdline`);
+            return cmd.includes("runner_entry.ts") && cmd.includes("--stage2");
+          } catch {
+            return false;
+          }
+        });
+      for (let i = 0; !stage2(); i++) {
+        assert(i < 3000, "the runner never started");
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      late.abort();
+      assertEquals(await running, { ok: false, code: "run_cancelled" });
+    });
+
     await t.step("DOCX entries: 1,000 pass, 1,001 are refused before mammoth", async () => {
       await Deno.writeFile(`${ws}/ok.docx`, makeDocxWithEntries(1000));
       assertEquals((await extract(ws, { path: "ok.docx" })).text, "Many parts");
