@@ -23,6 +23,10 @@ Commands:
         [--mcp NAME=URL]... [--mcp-allow-ip ADDR]... [--mcp-ca NAME=FILE]...
                           MCP servers (≤ 8; https, or http to an allowlisted IP literal);
                           each Agent enables them in Extensions (default none)
+        [--acp-runner NAME=COMMAND]... [--acp-runner-env NAME=VAR]...
+                          external ACP runners (≤ 8; COMMAND split on spaces, no shell; env:
+                          PATH, HOME and the named variables); an Agent bound to one runs its
+                          Turns there — operator-owned execution, not sandboxed (docs/acp.md)
   rotate-token [--home DIR] [--generate]
                           set a new bootstrap token (hidden TTY input) and log out every browser
   backup NAME [--home DIR] [--gzip]
