@@ -55,6 +55,15 @@ export interface CaptureOptions {
   /** Absolute deadline on the `now` clock. */
   deadline: number;
   hooks?: CaptureHooks;
+  /**
+   * The leaf's lstat, taken by the caller from the same `dirfd` and `name`
+   * and already passed through checkRegularFile with the same `maxBytes` (the
+   * descriptor walk does exactly this). It then IS the type check before the
+   * read-open — a no-follow lookup of one component, as the O_PATH open is —
+   * so the O_PATH open, its fstat and its close are skipped. Everything after
+   * (reopen, same-inode check, hole check, identity before/after) is unchanged.
+   */
+  checked?: Statx;
 }
 
 export type Capture =
@@ -90,16 +99,21 @@ export function openRegularLeaf(
   name: string,
   maxBytes: number,
   hooks: CaptureHooks = {},
+  checked?: Statx,
 ): { ok: true; fd: number; st: Statx } | Fail {
-  const p = openBeneath(dirfd, name, O_PATH);
-  if (p.fd < 0) return fail(classifyOpenErrno(dirfd, name, p.errno));
   let pst: Statx;
-  try {
-    const s = fstatx(p.fd);
-    if (!s.ok) return fail("path_unsafe_owner");
-    pst = s.st;
-  } finally {
-    closeFd(p.fd);
+  if (checked !== undefined) {
+    pst = checked;
+  } else {
+    const p = openBeneath(dirfd, name, O_PATH);
+    if (p.fd < 0) return fail(classifyOpenErrno(dirfd, name, p.errno));
+    try {
+      const s = fstatx(p.fd);
+      if (!s.ok) return fail("path_unsafe_owner");
+      pst = s.st;
+    } finally {
+      closeFd(p.fd);
+    }
   }
   const bad = checkRegularFile(root, pst, maxBytes);
   if (bad !== null) return fail(bad);
@@ -142,7 +156,7 @@ export function captureFile(
 ): Capture {
   const now = opts.hooks?.now ?? (() => performance.now());
   if (now() > opts.deadline) return fail("file_timeout");
-  const o = openRegularLeaf(root, dirfd, name, opts.maxBytes, opts.hooks);
+  const o = openRegularLeaf(root, dirfd, name, opts.maxBytes, opts.hooks, opts.checked);
   if (!o.ok) return o;
   try {
     const before = identityOf(o.st);
@@ -157,6 +171,10 @@ export function captureFile(
       if (r.ret < 0n) return fail("file_changed");
       if (r.ret === 0n) break;
       off += Number(r.ret);
+      // A read that stops short exactly at the stat'ed size is at end of file:
+      // growth before it would have filled the slack byte, growth after it
+      // changes the size the identity check below compares.
+      if (off === size) break;
     }
     if (off !== size) return fail("file_changed");
     opts.hooks?.afterRead?.();

@@ -122,6 +122,25 @@ const SYMBOLS = {
     result: "i64",
   },
   __errno_location: { parameters: [], result: "pointer" },
+  // The same syscall(2) entry with buffer arguments passed as buffers: the
+  // runtime hands over the data pointer itself, skipping a pointer-object
+  // round trip per argument. One binding per shape the file tools use
+  // (path at argument 1; plus open_how at 2 or the statx buffer at 4).
+  syscall_b1: {
+    name: "syscall",
+    parameters: ["i64", "i64", "buffer", "i64", "i64", "i64", "i64"],
+    result: "i64",
+  },
+  syscall_b12: {
+    name: "syscall",
+    parameters: ["i64", "i64", "buffer", "buffer", "i64", "i64", "i64"],
+    result: "i64",
+  },
+  syscall_b14: {
+    name: "syscall",
+    parameters: ["i64", "i64", "buffer", "i64", "i64", "buffer", "i64"],
+    result: "i64",
+  },
 } as const;
 
 type Lib = Deno.DynamicLibrary<typeof SYMBOLS>;
@@ -165,41 +184,57 @@ export function syscall(name: SyscallName, ...args: Word[]): SyscallResult {
 export function syscallByNumber(nr: number, ...args: Word[]): SyscallResult {
   if (args.length > 6) throw new Error("syscall takes at most six arguments");
   const w = [0n, 0n, 0n, 0n, 0n, 0n];
-  for (let i = 0; i < args.length; i++) w[i] = toWord(args[i]);
+  let buffers = 0;
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] instanceof Uint8Array) buffers |= 1 << i;
+    else w[i] = toWord(args[i]);
+  }
   const l = libc();
-  setErrno(0);
-  const ret = l.symbols.syscall(BigInt(nr), w[0], w[1], w[2], w[3], w[4], w[5]) as bigint;
-  const errno = ret === -1n ? readErrno() : 0;
+  const errnoCell = errnoSlot();
+  errnoCell[0] = 0;
+  const n = BigInt(nr);
+  const b = (i: number) => args[i] as Uint8Array<ArrayBuffer>;
+  let ret: bigint;
+  if (buffers === 0b10) {
+    ret = l.symbols.syscall_b1(n, w[0], b(1), w[2], w[3], w[4], w[5]) as bigint;
+  } else if (buffers === 0b110) {
+    ret = l.symbols.syscall_b12(n, w[0], b(1), b(2), w[3], w[4], w[5]) as bigint;
+  } else if (buffers === 0b10010) {
+    ret = l.symbols.syscall_b14(n, w[0], b(1), w[2], w[3], b(4), w[5]) as bigint;
+  } else {
+    for (let i = 0; i < args.length; i++) if (buffers & (1 << i)) w[i] = toWord(args[i]);
+    ret = l.symbols.syscall(n, w[0], w[1], w[2], w[3], w[4], w[5]) as bigint;
+  }
+  const errno = ret === -1n ? errnoCell[0] : 0;
   // Touch the buffers after the call so they cannot be collected during it.
   for (const a of args) if (a instanceof Uint8Array) void a.byteLength;
   return { ret, errno };
 }
 
-function errnoView(): Deno.UnsafePointerView {
-  const p = libc().symbols.__errno_location();
-  if (p === null) throw new Error("__errno_location returned NULL");
-  return new Deno.UnsafePointerView(p);
-}
-
-function readErrno(): number {
-  return errnoView().getInt32(0);
-}
-
-function setErrno(value: number): void {
-  const p = libc().symbols.__errno_location();
-  if (p === null) return;
-  const buf = new Int32Array(Deno.UnsafePointerView.getArrayBuffer(p, 4));
-  buf[0] = value;
+/**
+ * This thread's errno cell. errno is thread-local and its address is fixed
+ * for the thread's life; a module instance lives in one isolate, and an
+ * isolate runs on one thread (synchronous FFI only), so the view is cached.
+ */
+let errnoCellCache: Int32Array | null = null;
+function errnoSlot(): Int32Array {
+  if (errnoCellCache === null) {
+    const p = libc().symbols.__errno_location();
+    if (p === null) throw new Error("__errno_location returned NULL");
+    errnoCellCache = new Int32Array(Deno.UnsafePointerView.getArrayBuffer(p, 4));
+  }
+  return errnoCellCache;
 }
 
 /** A NUL-terminated copy of `s` for passing as `const char *`. */
 export function cstr(s: string): Uint8Array {
-  const enc = new TextEncoder().encode(s);
-  if (enc.includes(0)) throw new Error("string contains NUL");
-  const out = new Uint8Array(enc.length + 1);
-  out.set(enc);
-  return out;
+  if (s.includes("\0")) throw new Error("string contains NUL");
+  // Room for the worst case (3 bytes per UTF-16 unit) plus the terminator.
+  const out = new Uint8Array(s.length * 3 + 1);
+  const { written } = cstrEncoder.encodeInto(s, out);
+  return out.subarray(0, written + 1);
 }
+const cstrEncoder = new TextEncoder();
 
 /** Address of a buffer as a bigint (for building pointer arrays). */
 export function addressOf(buf: Uint8Array): bigint {
@@ -312,10 +347,19 @@ export function statx(
   path: string,
   flags: number,
 ): { ok: true; st: Statx } | { ok: false; errno: number } {
-  const buf = new Uint8Array(256);
-  const r = syscall("statx", dirfd, cstr(path), flags, STATX_BASIC_STATS | STATX_MNT_ID, buf);
+  // One result buffer per thread: the call is synchronous and every field is
+  // copied out before the next call can reuse it.
+  const buf = statxBuf;
+  const r = syscall(
+    "statx",
+    dirfd,
+    path === "" ? EMPTY_CSTR : cstr(path),
+    flags,
+    STATX_BASIC_STATS | STATX_MNT_ID,
+    buf,
+  );
   if (r.ret !== 0n) return { ok: false, errno: r.errno };
-  const v = new DataView(buf.buffer);
+  const v = statxView;
   return {
     ok: true,
     st: {
@@ -336,6 +380,10 @@ export function statx(
     },
   };
 }
+const statxBuf = new Uint8Array(256);
+const statxView = new DataView(statxBuf.buffer);
+/** The empty C string (read-only for the kernel, so one copy serves every call). */
+const EMPTY_CSTR = new Uint8Array(1);
 
 /** fstat through statx(fd, "", AT_EMPTY_PATH). */
 export function fstatx(fd: number) {

@@ -77,12 +77,15 @@ export function fileGrep(
     return { ok: false, code: "pattern_invalid" };
   }
   let test: (line: string) => boolean;
+  // A literal absent from the whole text is absent from every line of it.
+  let literal: string | null = null;
   if (args.regex === true) {
     const re = compileRegexSubset(args.pattern);
     if (re === null) return { ok: false, code: "pattern_invalid" };
     test = (line) => regexTest(re, line);
   } else {
     const lit = args.pattern;
+    literal = lit;
     test = (line) => line.includes(lit);
   }
   const base = canonicalDirPath(args.path);
@@ -104,6 +107,9 @@ export function fileGrep(
       maxBytes: READ_FILE_MAX_BYTES,
       deadline,
       hooks: { now },
+      // The walk (or the single-file branch below) lstat'ed this name in this
+      // directory and passed it through checkRegularFile with the same bound.
+      checked: f.st,
     });
     if (!cap.ok) {
       if (cap.code === "file_timeout") return cap;
@@ -116,6 +122,13 @@ export function fileGrep(
     const t = decodeText(cap.bytes);
     if (!t.ok) {
       refused++;
+      return "continue";
+    }
+    // No line of a file shorter than the line bound can be over-long, so a
+    // literal the text does not contain settles the file without splitting it.
+    if (
+      literal !== null && cap.bytes.length <= GREP_LINE_MAX_BYTES && !t.text.includes(literal)
+    ) {
       return "continue";
     }
     const lines = t.text.split("\n");

@@ -88,11 +88,31 @@ export function joinComponents(components: readonly string[]): string {
   return components.length === 0 ? "." : components.join("/");
 }
 
-/** Byte-wise UTF-8 comparison (the stable sort order of [TL-5]). */
+/**
+ * Byte-wise UTF-8 comparison (the stable sort order of [TL-5]). UTF-8 byte
+ * order is code point order, so well-formed strings are compared by code
+ * point without encoding them; a lone surrogate (which the encoder turns into
+ * U+FFFD) takes the encoding path so the order stays exactly the byte order.
+ */
 export function compareUtf8(a: string, b: string): number {
-  const ea = new TextEncoder().encode(a);
-  const eb = new TextEncoder().encode(b);
+  if (a === b) return 0;
+  if (!a.isWellFormed() || !b.isWellFormed()) return compareEncoded(a, b);
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    if (a.charCodeAt(i) !== b.charCodeAt(i)) {
+      // Equal prefixes: either both units start a code point here, or both
+      // are the low halves of pairs with the same high half.
+      return a.codePointAt(i)! < b.codePointAt(i)! ? -1 : 1;
+    }
+  }
+  return a.length - b.length;
+}
+
+function compareEncoded(a: string, b: string): number {
+  const ea = utf8Encoder.encode(a);
+  const eb = utf8Encoder.encode(b);
   const n = Math.min(ea.length, eb.length);
   for (let i = 0; i < n; i++) if (ea[i] !== eb[i]) return ea[i] - eb[i];
   return ea.length - eb.length;
 }
+const utf8Encoder = new TextEncoder();

@@ -9,18 +9,36 @@ import { createHash } from "node:crypto";
 import type { ErrorCode } from "../errors.ts";
 
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+/** Only ever given pure ASCII, where it and `strict` agree byte for byte. */
+const ascii = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/**
+ * C0 controls other than TAB/LF/CR, DEL, and the C1 controls. In a string
+ * decoded from valid UTF-8, a code point below U+0080 is exactly one ASCII
+ * byte, so this one scan finds what a byte-by-byte loop would.
+ */
+// deno-lint-ignore no-control-regex -- matching control characters is the point
+const NOT_TEXT = /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F]/;
+
+/** Per byte: 1 = a control that is not text, 2 = not ASCII, 0 = ASCII text. */
+const BYTE_CLASS = new Uint8Array(256);
+for (let b = 0; b < 0x20; b++) if (b !== 0x09 && b !== 0x0a && b !== 0x0d) BYTE_CLASS[b] = 1;
+BYTE_CLASS[0x7f] = 1;
+for (let b = 0x80; b < 0x100; b++) BYTE_CLASS[b] = 2;
 
 /** Decodes `bytes` as workspace text or returns the fixed refusal code. */
 export function decodeText(
   bytes: Uint8Array,
 ): { ok: true; text: string } | { ok: false; code: ErrorCode } {
+  // One pass over the bytes: a control byte refuses the file (before any
+  // UTF-8 question, as always); pure ASCII is valid UTF-8 with no C1.
+  let seen = 0;
   for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i];
-    if (b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d) {
-      return { ok: false, code: "file_binary" };
-    }
-    if (b === 0x7f) return { ok: false, code: "file_binary" };
+    const c = BYTE_CLASS[bytes[i]];
+    if (c === 1) return { ok: false, code: "file_binary" };
+    seen |= c;
   }
+  if (seen === 0) return { ok: true, text: ascii.decode(bytes) };
   let text: string;
   try {
     text = strict.decode(bytes);
@@ -28,10 +46,7 @@ export function decodeText(
     if (!(err instanceof TypeError)) throw err;
     return { ok: false, code: "file_invalid_utf8" };
   }
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x80 && c <= 0x9f) return { ok: false, code: "file_binary" };
-  }
+  if (NOT_TEXT.test(text)) return { ok: false, code: "file_binary" };
   return { ok: true, text };
 }
 
