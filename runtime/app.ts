@@ -5,6 +5,7 @@
  */
 import { createModelTokenizers } from "./context/model_tokenizers.ts";
 import { createCompactService } from "./commands/compact_service.ts";
+import { createGitCollector } from "./context/git_collector.ts";
 import { compactionRoutes } from "./http/compaction_routes.ts";
 import { REGISTRY_MIGRATIONS } from "../migrations/registry/index.ts";
 import { agentDataRel, ensureHomeSkeleton, type HomeLayout } from "./home.ts";
@@ -188,6 +189,7 @@ export function createApp(opts: AppOptions): App {
     runner: { runCommand, runBoundedBash, runRuntimeCompile },
     mcp: extensions,
     tokenizers, // exact counting where the model's vocabulary is verified [CX-7]
+    git: createGitCollector({ home: opts.home, runCommand }), // [CX-9]
     skills,
     acp,
     documents: documentsPort({

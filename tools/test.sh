@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, bootstrapping what it needs on a fresh machine:
-# npm ci, Debian's chromium (when missing), the UI bundle; then fmt, lint,
+# npm ci, Debian's chromium and git (when missing), the UI bundle; then fmt, lint,
 # type check and every test with --parallel. Ends with one summary line.
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,6 +22,15 @@ if [ ! -x /usr/bin/chromium ]; then
       fail "apt-get install chromium"
   else
     fail "/usr/bin/chromium is missing (install Debian's chromium package)"
+  fi
+fi
+# git: the file list below, and the runner's git status [CX-9] (tests/integration/git_status_test.ts).
+if ! command -v git >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git) >/dev/null ||
+      fail "apt-get install git"
+  else
+    fail "git is missing (install Debian's git package)"
   fi
 fi
 "$deno" run --quiet -A tools/build/ui.ts || fail "UI bundle"

@@ -46,6 +46,7 @@ import {
 } from "../context/counter.ts";
 import type { Counting, TokenizerService } from "../context/tokenizer.ts";
 import { activeCompaction } from "../store/compaction_store.ts";
+import type { GitCollector } from "../context/git_collector.ts";
 
 /** The exec tools need the runner sandbox [TL-7, EX-1]: without one they are not offered. */
 const NO_RUNNER_RULES = [
@@ -75,6 +76,7 @@ export function contextInputsOf(
     history: p.history,
     omitted: p.omitted,
     summary: p.summary,
+    git: p.git,
     toolset: p.toolset,
     window: p.profile.window,
     budget: p.profile.budget,
@@ -96,6 +98,8 @@ export interface RunInputsOptions {
   extensionSpecs?: (agentId: string) => ToolSpec[];
   /** Exact counting where the tokenizer is verified [CX-7]; absent ⇒ the upper bound. */
   tokenizers?: TokenizerService;
+  /** The workspace's git status through the runner [CX-9]; absent ⇒ no git section. */
+  git?: GitCollector;
   /** The platform's denies and the Agent's rules [TL-9]; absent ⇒ catalog defaults. */
   agentPolicy?: (agentId: string) => { rules: AgentRule[]; platform: readonly PlatformRule[] };
 }
@@ -214,7 +218,9 @@ export function createRunInputs(opts: RunInputsOptions) {
     const counting = opts.tokenizers
       ? await opts.tokenizers.counting(modelId, prof.profile.profileDigest, startTokenizerCheck)
       : NO_TOKENIZER;
+    const git = opts.git ? await opts.git.status(agentId) : null;
     return {
+      git,
       db,
       conv,
       profile: prof.profile,

@@ -28,6 +28,7 @@ import type { AgentService } from "../agents/service.ts";
 import { isCommandInput } from "../protocol/command_input.ts";
 import { admit, countedTexts } from "../context/admission.ts";
 import { primeCounter, type TokenizerService } from "../context/tokenizer.ts";
+import type { GitCollector } from "../context/git_collector.ts";
 import { compileContextPlan, type ContextPlan } from "../context/plan.ts";
 import { AppError } from "../errors.ts";
 import { LiveHub, type LiveRecord } from "../events/live_hub.ts";
@@ -93,6 +94,8 @@ export interface RunServiceOptions {
   documents?: DocumentsPort;
   /** Exact token counting [CX-7]. @default none: the upper bound */
   tokenizers?: TokenizerService;
+  /** git status of the workspace [CX-9]. @default none: no git section */
+  git?: GitCollector;
   /** Per-Agent policy [TL-9]. @default none: the catalog defaults decide */
   policy?: RunPolicyPort;
 }
@@ -206,6 +209,7 @@ export function createRunService(opts: RunServiceOptions): RunService {
       ]
       : undefined,
     tokenizers: opts.tokenizers,
+    git: opts.git,
     agentPolicy: opts.policy ? (agentId) => opts.policy!.toolsetPolicy(agentId) : undefined,
   });
   const { stateDb, workspaceDir, defaultModelId, reasoningOf, limitsOf, prepare, usageScope } =
