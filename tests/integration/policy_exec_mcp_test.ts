@@ -5,7 +5,8 @@
  * card and another program still asks; `mcp/<server>/*` rules decide every
  * tool of a real MCP server (built with the official SDK): allow calls it
  * without an approval, deny leaves the server's tools out of the offer and
- * never calls it; an MCP approval offers the tool itself.
+ * never calls it; an MCP approval offers the tool itself; an exec/apply whose
+ * change set touches .git is refused by the platform without asking.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import {
@@ -112,6 +113,56 @@ Deno.test("Always allow on exec/command adds exactly the program rule; another p
     const row = v.tools.find((t: Json) => t.tool === "exec/command:true");
     assertEquals([row.kind, row.decision, row.reason], ["command", "allow", "Agent rule"]);
     assertEquals(v.audit[0].source, "always_allow");
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("exec/apply of a change set that touches .git is refused by the platform, unasked; the rest applies", async () => {
+  const h = await startRunHarness();
+  const ws = `${h.server.home}/data/agents/${h.agent}/workspace`;
+  try {
+    const run = await runCalls(h, [
+      cmd([
+        "sh",
+        "-c",
+        "mkdir -p .git/hooks && printf x > .git/hooks/pre-commit && printf y > ok.txt",
+      ]),
+      { name: "exec__apply", arguments: {} },
+      { name: "exec__apply", arguments: { paths: ["ok.txt"] } },
+    ]);
+    const p1 = await pending(h, run);
+    assertEquals(p1.tool_id, "exec/command");
+    await h.api("POST", `/api/agents/${h.agent}/permissions/${p1.permission_id}`, {
+      decision: "approve",
+    });
+    const q = await readSse(h, run, {
+      until: (f) =>
+        f.event === "permission.requested" && f.data.payload.permission_id !== p1.permission_id,
+      timeoutMs: 120_000,
+    });
+    const p2 = q.at(-1)!.data.payload;
+    assertEquals(p2.tool_id, "exec/apply");
+    assertEquals(p2.always_allow, null);
+    await h.api("POST", `/api/agents/${h.agent}/permissions/${p2.permission_id}`, {
+      decision: "approve",
+    });
+    const frames = await finished(h, run);
+    assertEquals(asked(frames), 2);
+    assertEquals(completions(frames), [
+      "exec/command:ok",
+      "exec/apply:tool_denied",
+      "exec/apply:ok",
+    ]);
+    assertEquals(Deno.readTextFileSync(`${ws}/ok.txt`), "y");
+    let hook = true;
+    try {
+      Deno.statSync(`${ws}/.git/hooks/pre-commit`);
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+      hook = false;
+    }
+    assertEquals(hook, false);
   } finally {
     await h.close();
   }
