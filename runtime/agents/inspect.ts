@@ -18,7 +18,7 @@ import { checkManagedPath, isValidId } from "../path_safety.ts";
 import type { Migration } from "../store/migrate.ts";
 import { listAgentRowsRaw } from "../store/registry_store.ts";
 import { verifySchema } from "../store/schema_check.ts";
-import { checkDatabaseFiles } from "../store/sqlite.ts";
+import { checkDatabaseFiles, openForReading, passesQuickCheck } from "../store/sqlite.ts";
 import {
   checkAgentPaths,
   reasonOf,
@@ -56,10 +56,8 @@ export interface HomeInspection {
 
 /** Opens a database for reading only; its schema must be what its migrations made. */
 function openChecked(path: string, migrations: readonly Migration[]): DatabaseSync {
-  const db = new DatabaseSync(path);
+  const db = openForReading(path);
   try {
-    db.exec("PRAGMA trusted_schema = OFF");
-    db.exec("PRAGMA query_only = ON");
     const verdict = verifySchema(db, migrations);
     if (verdict === "too_new") throw new AppError("database_too_new", path);
     if (verdict === "mismatch") throw new AppError("database_schema_mismatch", path);
@@ -98,8 +96,7 @@ function checkAgentDatabase(
     try {
       // A damaged page the open cannot see would fail a query later (serve marks the Agent then).
       if (quickCheck) {
-        const rows = db.prepare("PRAGMA quick_check").all() as { quick_check: string }[];
-        if (rows.length !== 1 || rows[0].quick_check !== "ok") return "database_corrupt";
+        if (!passesQuickCheck(db)) return "database_corrupt";
       }
     } finally {
       db.close();

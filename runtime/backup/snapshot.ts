@@ -16,9 +16,8 @@
  *   skipped, never archived. SQLite's -wal/-shm/-journal companions are left
  *   out (the snapshot already contains their committed content).
  */
-import { backup, DatabaseSync } from "node:sqlite";
+import { backupDatabase, checkDatabaseIntegrity } from "../store/sqlite.ts";
 import { AppError } from "../errors.ts";
-import { SQLITE_BUSY_TIMEOUT_MS } from "../limits.ts";
 import { checkManagedPath } from "../path_safety.ts";
 import { listDir } from "../../linuxfs/dirents.ts";
 import { lstatIn, openBeneath } from "../../linuxfs/fs_anchor.ts";
@@ -28,35 +27,15 @@ import { ArchiveError } from "./archive_error.ts";
 import { isDirectory, isRegular, type Statx } from "./fs.ts";
 import { checkArchivePath, type DatabaseKind, databaseKind, isDatabaseCompanion } from "./paths.ts";
 
-/** Reads one integer pragma from a connection. */
-function pragmaInt(db: DatabaseSync, name: string): number {
-  const row = db.prepare(`PRAGMA ${name}`).get() as Record<string, number>;
-  return Number(Object.values(row)[0]);
-}
-
 /**
  * Runs integrity_check (and foreign_key_check) on a database file that no
- * one else uses and returns its schema version. Throws on any finding.
- * SECURITY: trusted_schema=OFF and query_only=ON — checking a file never runs
- * its triggers or writes to it.
+ * one else uses and returns its schema version. Throws on any finding; the
+ * file is read with its triggers off and never written (store/sqlite.ts).
  */
 export function checkDatabaseFile(path: string): { userVersion: number } {
-  const db = new DatabaseSync(path);
-  try {
-    db.exec("PRAGMA trusted_schema = OFF");
-    db.exec("PRAGMA query_only = ON");
-    db.exec("PRAGMA cell_size_check = ON");
-    const rows = db.prepare("PRAGMA integrity_check").all() as { integrity_check: string }[];
-    if (rows.length !== 1 || rows[0].integrity_check !== "ok") {
-      throw new ArchiveError("database_corrupt", "integrity_check");
-    }
-    if (db.prepare("PRAGMA foreign_key_check").all().length > 0) {
-      throw new ArchiveError("database_corrupt", "foreign_key_check");
-    }
-    return { userVersion: pragmaInt(db, "user_version") };
-  } finally {
-    db.close();
-  }
+  const v = checkDatabaseIntegrity(path);
+  if (!v.ok) throw new ArchiveError("database_corrupt", v.failed);
+  return { userVersion: v.userVersion };
 }
 
 /**
@@ -69,14 +48,7 @@ export async function snapshotDatabase(
   outPath: string,
 ): Promise<number> {
   checkManagedPath(root, rel, "file");
-  const db = new DatabaseSync(`${root}/${rel}`);
-  try {
-    db.exec(`PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-    db.exec("PRAGMA trusted_schema = OFF");
-    await backup(db, outPath, { rate: -1 });
-  } finally {
-    db.close();
-  }
+  await backupDatabase(`${root}/${rel}`, outPath);
   try {
     return checkDatabaseFile(outPath).userVersion;
   } catch (err) {

@@ -7,7 +7,7 @@
  * private regular files owned by us, reached through safe directories, on
  * every open; a symlink or foreign/shared file refuses the open.
  */
-import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { backup, DatabaseSync, type StatementSync } from "node:sqlite";
 import { AppError } from "../errors.ts";
 import {
   SQLITE_BUSY_TIMEOUT_MS,
@@ -205,5 +205,67 @@ export function transaction<T>(db: DatabaseSync, fn: () => T): T {
   } catch (err) {
     if (db.isTransaction) db.exec("ROLLBACK");
     throw err;
+  }
+}
+
+/**
+ * Opens a database file only to read and check it (inspection, backups):
+ * SECURITY: trusted_schema=OFF and query_only=ON, so reading a file never runs
+ * its triggers or writes to it.
+ */
+export function openForReading(path: string, opts: { cellSizeCheck?: boolean } = {}): DatabaseSync {
+  const db = new DatabaseSync(path);
+  try {
+    db.exec("PRAGMA trusted_schema = OFF");
+    db.exec("PRAGMA query_only = ON");
+    if (opts.cellSizeCheck) db.exec("PRAGMA cell_size_check = ON");
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+/** `PRAGMA quick_check` finds nothing wrong. */
+export function passesQuickCheck(db: DatabaseSync): boolean {
+  const rows = db.prepare("PRAGMA quick_check").all() as { quick_check: string }[];
+  return rows.length === 1 && rows[0].quick_check === "ok";
+}
+
+/** What `integrity_check` and `foreign_key_check` found in a database no one else uses. */
+export type IntegrityVerdict =
+  | { ok: true; userVersion: number }
+  | { ok: false; failed: "integrity_check" | "foreign_key_check" };
+
+export function checkDatabaseIntegrity(path: string): IntegrityVerdict {
+  const db = openForReading(path, { cellSizeCheck: true });
+  try {
+    const rows = db.prepare("PRAGMA integrity_check").all() as { integrity_check: string }[];
+    if (rows.length !== 1 || rows[0].integrity_check !== "ok") {
+      return { ok: false, failed: "integrity_check" };
+    }
+    if (db.prepare("PRAGMA foreign_key_check").all().length > 0) {
+      return { ok: false, failed: "foreign_key_check" };
+    }
+    const { user_version } = db.prepare("PRAGMA user_version").get() as { user_version: number };
+    return { ok: true, userVersion: user_version };
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Copies the live database at `path` into `outPath` with SQLite's online
+ * backup in ONE step (rate -1): one read transaction, so the copy is exactly
+ * one committed state even under concurrent WAL writers.
+ */
+export async function backupDatabase(path: string, outPath: string): Promise<void> {
+  const db = new DatabaseSync(path);
+  try {
+    db.exec(`PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+    db.exec("PRAGMA trusted_schema = OFF");
+    await backup(db, outPath, { rate: -1 });
+  } finally {
+    db.close();
   }
 }
