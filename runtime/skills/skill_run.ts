@@ -212,7 +212,11 @@ export async function runSkillScript(o: RunSkillOptions): Promise<SkillRunResult
 
 const CUT = "\n[… answer cut: the skill printed more than fits …]";
 
-/** The canonical result, made to fit one projection: the answer is cut until it does. */
+/**
+ * The canonical result, made to fit one projection. The answer has priority:
+ * the stderr tail and the file list give way first (512 → 128 → 0 bytes; 16
+ * → 8 → 0 files, the count stays exact), then the answer is cut further.
+ */
 function shapeResult(
   name: string,
   d: {
@@ -225,10 +229,9 @@ function shapeResult(
   stderr: string,
   listed: { files: { path: string; size: number }[]; total: number },
 ): string {
-  let room = SKILL_ANSWER_MAX_BYTES;
-  for (;;) {
+  const build = (room: number, errMax: number, files: number) => {
     const cut = utf8Bytes(answer) > room;
-    const body = canonicalJson({
+    return canonicalJson({
       skill: name,
       trust: "untrusted",
       exit_code: d.exit_code,
@@ -237,10 +240,19 @@ function shapeResult(
       answer: cut ? headBytes(answer, room) + CUT : answer,
       answer_bytes: d.stdout.total_bytes,
       answer_truncated: cut,
-      stderr: tailBytes(stderr, SKILL_STDERR_MAX_BYTES),
-      output_files: listed.files,
+      stderr: errMax === 0 ? "" : tailBytes(stderr, errMax),
+      output_files: listed.files.slice(0, files),
       output_files_total: listed.total,
     });
+  };
+  const fits = (body: string) => utf8Bytes(body) <= TOOL_RESULT_PROJECTION_MAX_BYTES;
+  for (const [errMax, files] of [[SKILL_STDERR_MAX_BYTES, listed.files.length], [128, 8], [0, 0]]) {
+    const body = build(SKILL_ANSWER_MAX_BYTES, errMax, files);
+    if (fits(body)) return body;
+  }
+  let room = SKILL_ANSWER_MAX_BYTES;
+  for (;;) {
+    const body = build(room, 0, 0);
     const over = utf8Bytes(body) - TOOL_RESULT_PROJECTION_MAX_BYTES;
     if (over <= 0 || room === 0) return body;
     room = Math.max(0, Math.min(room, utf8Bytes(answer)) - over - 64);

@@ -8,7 +8,12 @@
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { runSkillScript, type SkillScript } from "../../runtime/skills/skill_run.ts";
-import { SKILL_ANSWER_MAX_BYTES, TOOL_RESULT_PROJECTION_MAX_BYTES } from "../../runtime/limits.ts";
+import {
+  SKILL_ANSWER_MAX_BYTES,
+  SKILL_OUTPUT_FILES_LISTED_MAX,
+  SKILL_STDERR_MAX_BYTES,
+  TOOL_RESULT_PROJECTION_MAX_BYTES,
+} from "../../runtime/limits.ts";
 
 function skill(script: string, name = "probe", entry = "main.ts"): SkillScript {
   return {
@@ -147,6 +152,33 @@ Deno.test("the arguments arrive as JSON on stdin and stdout is the answer, cut t
   assertEquals(quotes.result.answer_truncated, true);
   const bytes = new TextEncoder().encode(JSON.stringify(quotes.result)).length;
   assert(bytes <= TOOL_RESULT_PROJECTION_MAX_BYTES, String(bytes));
+});
+
+Deno.test("the answer is whole at exactly 3 KiB and cut one byte past; the output listing stops at 16 files with the count exact", async () => {
+  const print = (n: number) =>
+    `await Deno.stdout.write(new TextEncoder().encode("a".repeat(${n})));
+     const d = Deno.env.get("SKILL_OUTPUT_DIR");
+     for (let i = 0; i < 17; i++) await Deno.writeTextFile(d + "/f" + String(i).padStart(2, "0"), "x".repeat(i));
+     await Deno.stderr.write(new TextEncoder().encode("e".repeat(600) + "END"));`;
+  // A short answer leaves room for the whole file list and the stderr tail.
+  const small = await call(print(100));
+  assertEquals(small.result.output_files.length, SKILL_OUTPUT_FILES_LISTED_MAX);
+  assertEquals(small.result.output_files_total, 17);
+  assertEquals(small.result.stderr, "e".repeat(SKILL_STDERR_MAX_BYTES - 3) + "END");
+  // A full answer has priority: whole at 3 KiB; the list and stderr give way, the count stays.
+  const at = await call(print(SKILL_ANSWER_MAX_BYTES));
+  assertEquals(at.result.answer, "a".repeat(SKILL_ANSWER_MAX_BYTES));
+  assertEquals(at.result.answer_truncated, false);
+  assert(
+    new TextEncoder().encode(JSON.stringify(at.result)).length <= TOOL_RESULT_PROJECTION_MAX_BYTES,
+  );
+  assertEquals(at.result.output_files_total, 17);
+  assertEquals(small.result.output_files[0], { path: "f00", size: 0 });
+  assertEquals(small.result.output_files.at(-1), { path: "f15", size: 15 });
+  const past = await call(print(SKILL_ANSWER_MAX_BYTES + 1));
+  assertEquals(past.result.answer_truncated, true);
+  assertEquals(past.result.answer_bytes, SKILL_ANSWER_MAX_BYTES + 1);
+  assert(past.result.answer.startsWith("a".repeat(SKILL_ANSWER_MAX_BYTES) + "\n[… answer cut"));
 });
 
 Deno.test("a script that loops forever is killed at the wall time: skill_timeout, nothing left running", async () => {

@@ -8,6 +8,7 @@ import { AppError } from "../../runtime/errors.ts";
 import { verifySkillArchive } from "../../runtime/skills/archive.ts";
 import {
   SKILL_ARCHIVE_MAX_BYTES,
+  SKILL_ARGS_MAX_BYTES,
   SKILL_EXPANDED_MAX_BYTES,
   SKILL_MANIFEST_MAX_BYTES,
 } from "../../runtime/limits.ts";
@@ -19,7 +20,7 @@ import {
   skillArchive,
   tarOf,
 } from "../helpers/skill_archive.ts";
-import { alwaysAsk, resolveToolSet } from "../../runtime/tools/policy.ts";
+import { alwaysAsk, resolveToolSet, validateToolArgs } from "../../runtime/tools/policy.ts";
 import { sealCatalog } from "../../runtime/tools/catalog.ts";
 import { skillSpec } from "../../runtime/skills/manifest.ts";
 import { toolIdFromProviderName } from "../../runtime/tools/catalog.ts";
@@ -257,4 +258,25 @@ Deno.test("a skill is always ask: an allow rule cannot relax it, a deny rule rem
   assertEquals(deny.tools.length, 0);
   assertEquals(toolIdFromProviderName("skill__echo"), "skill/echo");
   assertEquals(toolIdFromProviderName("skill__word-count2"), "skill/word-count2");
+});
+
+Deno.test("a skill's arguments are bounded by its schema and by 16 KiB in all: at the limit accepted, one byte past refused", () => {
+  const spec = skillSpec({
+    name: "big-args",
+    description: "d",
+    entry: "main.ts",
+    args: {
+      type: "object",
+      properties: { text: { type: "string", maxLength: 4096 } },
+      required: ["text"],
+    },
+  });
+  assertEquals(spec.input_max_bytes, SKILL_ARGS_MAX_BYTES);
+  const envelope = JSON.stringify({ text: "" }).length;
+  const at = { text: "x".repeat(SKILL_ARGS_MAX_BYTES - envelope) };
+  assertEquals(JSON.stringify(at).length, SKILL_ARGS_MAX_BYTES);
+  assert(validateToolArgs(spec, at).ok);
+  assert(!validateToolArgs(spec, { text: at.text + "x" }).ok);
+  assert(!validateToolArgs(spec, {}).ok, "a required argument");
+  assert(!validateToolArgs(spec, { text: "a", other: 1 }).ok, "an undeclared argument");
 });
