@@ -265,7 +265,11 @@ export class Subagents {
   ): Promise<{ outcome: Outcome; answer: string; code: ErrorCode | null }> {
     const d = this.#deps;
     const rec = d.live(runId, agentId);
-    if (!rec) return { outcome: "failed", answer: "", code: "run_not_found" };
+    if (!rec) {
+      // Its record is gone (its Agent was deleted meanwhile): make sure it does not go on.
+      d.abort(runId);
+      return { outcome: "failed", answer: "", code: "run_not_found" };
+    }
     const queue: EventEnvelope[] = [];
     let ended = false;
     let wake: (() => void) | null = null;
