@@ -28,7 +28,7 @@ import {
 import type { SearchOptions, SearchTruncation } from "./file_glob.ts";
 import { escapeName } from "../display_name.ts";
 import { canonicalDirPath, compareUtf8 } from "./path.ts";
-import { compileRegexSubset, regexTest } from "./regex_subset.ts";
+import { compileRegexSubset, regexTest, requiredLiterals } from "./regex_subset.ts";
 import { decodeText, floorUtf8Boundary } from "./text.ts";
 import { type VisitResult, type WalkFile, walkFiles } from "./walk.ts";
 import { utf8Bytes } from "../protocol/digest.ts";
@@ -77,16 +77,18 @@ export function fileGrep(
     return { ok: false, code: "pattern_invalid" };
   }
   let test: (line: string) => boolean;
-  // A literal absent from the whole text is absent from every line of it.
-  let literal: string | null = null;
+  // Substrings every match contains: a text lacking one of them has no
+  // matching line (lines are substrings of the text).
+  let required: string[];
   if (args.regex === true) {
     const re = compileRegexSubset(args.pattern);
     if (re === null) return { ok: false, code: "pattern_invalid" };
     test = (line) => regexTest(re, line);
+    required = requiredLiterals(re);
   } else {
     const lit = args.pattern;
-    literal = lit;
     test = (line) => line.includes(lit);
+    required = [lit];
   }
   const base = canonicalDirPath(args.path);
   if (!base.ok) return base;
@@ -124,11 +126,9 @@ export function fileGrep(
       refused++;
       return "continue";
     }
-    // No line of a file shorter than the line bound can be over-long, so a
-    // literal the text does not contain settles the file without splitting it.
-    if (
-      literal !== null && cap.bytes.length <= GREP_LINE_MAX_BYTES && !t.text.includes(literal)
-    ) {
+    // No line of a file within the line bound can be over-long, so a required
+    // substring the text lacks settles the file without splitting it.
+    if (cap.bytes.length <= GREP_LINE_MAX_BYTES && required.some((r) => !t.text.includes(r))) {
       return "continue";
     }
     const lines = t.text.split("\n");

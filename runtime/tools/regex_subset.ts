@@ -234,3 +234,25 @@ export function regexTest(re: CompiledRegex, line: string): boolean {
   }
   return stamp[m] === gen;
 }
+
+/**
+ * The literals every match contains: each maximal run of consecutive
+ * mandatory atoms that match exactly one code point. The atoms form a chain,
+ * so a match spells each run contiguously; a text containing none of some run
+ * has no match in any of its lines (a cheap per-file prefilter).
+ */
+export function requiredLiterals(re: CompiledRegex): string[] {
+  const out: string[] = [];
+  let run = "";
+  for (const a of re.atoms) {
+    const r = a.ranges;
+    if (!a.optional && !a.negate && r.length === 1 && r[0][0] === r[0][1]) {
+      run += String.fromCodePoint(r[0][0]);
+      continue;
+    }
+    if (run !== "") out.push(run);
+    run = "";
+  }
+  if (run !== "") out.push(run);
+  return out;
+}

@@ -1,6 +1,10 @@
 /** The grep regex subset [TL-5]: refusals, a differential property test and a worst-case timing. */
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { compileRegexSubset, regexTest } from "../../runtime/tools/regex_subset.ts";
+import {
+  compileRegexSubset,
+  regexTest,
+  requiredLiterals,
+} from "../../runtime/tools/regex_subset.ts";
 import { pick, prng } from "./workspace_prng.ts";
 
 Deno.test("catastrophic and out-of-subset patterns are refused", () => {
@@ -80,6 +84,47 @@ Deno.test("property: the subset matcher agrees with JavaScript RegExp on random 
     }
   }
   assertEquals(compared, 12000);
+});
+
+Deno.test("requiredLiterals lists the runs of mandatory single-character atoms", () => {
+  const lits = (p: string) => requiredLiterals(compileRegexSubset(p)!);
+  assertEquals(lits("value_\\d\\d?_9\\d = x"), ["value_", "_9", " = x"]);
+  assertEquals(lits("^ab?c\\.d$"), ["a", "c.d"]);
+  assertEquals(lits("[ab]x[^b].\\w[c]d"), ["x", "cd"]);
+  assertEquals(lits("a?b?"), []);
+  assertEquals(lits("é\u{1f600}z"), ["é\u{1f600}z"]);
+});
+
+Deno.test("property: every line the matcher accepts contains every required literal", () => {
+  const rnd = prng(4321);
+  const atoms = ["a", "b", "1", " ", "é", "\u{1f600}", ".", "\d", "\w", "\.", "[ab]", "[^a]"];
+  const chars = ["a", "b", "1", " ", "é", "\u{1f600}", ".", "_"];
+  let accepted = 0;
+  for (let i = 0; i < 600; i++) {
+    let pat = rnd() < 0.2 ? "^" : "";
+    let q = 0;
+    const n = 1 + Math.floor(rnd() * 6);
+    for (let j = 0; j < n; j++) {
+      pat += pick(rnd, atoms);
+      if (q < 8 && rnd() < 0.3) {
+        pat += "?";
+        q++;
+      }
+    }
+    if (rnd() < 0.2) pat += "$";
+    const re = compileRegexSubset(pat);
+    assert(re !== null, pat);
+    const required = requiredLiterals(re);
+    for (let k = 0; k < 40; k++) {
+      const len = Math.floor(rnd() * 10);
+      let line = "";
+      for (let m = 0; m < len; m++) line += pick(rnd, chars);
+      if (!regexTest(re, line)) continue;
+      accepted++;
+      for (const r of required) assert(line.includes(r), `${pat} on ${JSON.stringify(line)}: ${r}`);
+    }
+  }
+  assert(accepted > 1000, `only ${accepted} accepted lines`);
 });
 
 Deno.test("property: random byte soup never compiles with a quantifier, group or alternation", () => {
