@@ -348,7 +348,11 @@ export async function runToolCall(
     } else {
       const permissionId = crypto.randomUUID();
       // [TL-10] The narrowed rule "Always allow" would add, fixed now from the checked call.
-      const always = alwaysAllowRule(callFacts(tool.spec, check.args, prep.paths));
+      // When an Agent `ask` rule decided, an allow rule could never win over it (the strictest
+      // matching rule decides): nothing is offered then.
+      const always = decided!.reason === "Agent rule"
+        ? null
+        : alwaysAllowRule(callFacts(tool.spec, check.args, prep.paths));
       const fullDiff = prep.fullDiff ?? null;
       recorder.durable("permission.requested", {
         permission_id: permissionId,
