@@ -14,7 +14,7 @@
 import { COMPACT_SUMMARY_MAX_BYTES, CONTEXT_TEMPLATE_RESERVE_TOKENS } from "../limits.ts";
 import type { ChatMessage } from "../model/types.ts";
 import { utf8Bytes } from "../protocol/utf8.ts";
-import type { HistoryBundle } from "./plan.ts";
+import type { HistoryBundle } from "./history_bundle.ts";
 
 export const COMPACT_INSTRUCTIONS = [
   "You summarize an earlier part of a conversation between an operator and an assistant so",

@@ -20,6 +20,7 @@ import { canonicalJson, type Digest, domainDigest, utf8Bytes } from "../protocol
 import type { EffectiveToolSet } from "../tools/policy.ts";
 import { type TokenCounter, UPPER_BOUND_COUNTER } from "./counter.ts";
 import { type HistorySummary, summarySectionText } from "./compaction.ts";
+import type { HistoryBundle } from "./history_bundle.ts";
 
 /** Fixed platform contract; trusted text owned by the product. */
 export const PLATFORM_CONTRACT = [
@@ -56,14 +57,7 @@ export interface Section {
   digest: Digest;
 }
 
-/** One completed Turn: user message + committed assistant message. */
-export interface HistoryBundle {
-  turnId: string;
-  user: string;
-  assistant: string;
-  /** The Turn's position in its Conversation (what a /compact summary is bound to). */
-  seq?: number;
-}
+export type { HistoryBundle } from "./history_bundle.ts";
 
 /**
  * Content-free receipt for completed Turns older than the history read bound

@@ -36,7 +36,14 @@ export const LAYERS: readonly { name: string; rank: number; match: (p: string) =
   { name: "kernel", rank: 3, match: (p) => p.startsWith("runtime/kernel/") },
   // The runner's runtime-compile body: loaded inside the confined runner by
   // sandbox/runner_entry.ts, it imports only base (like the kernel for the Worker).
-  { name: "runner_body", rank: 1, match: (p) => p === "runtime/exec/compile_check.ts" },
+  // Likewise the document extractors of the `extract` job [LC-4].
+  {
+    name: "runner_body",
+    rank: 1,
+    match: (p) =>
+      p === "runtime/exec/compile_check.ts" || p === "runtime/documents/extract_core.ts" ||
+      p === "runtime/documents/zip_limits.ts",
+  },
   // Numbered SQL for the store: data the store applies, beside it.
   { name: "migrations", rank: 4, match: (p) => p.startsWith("migrations/") },
   { name: "store", rank: 4, match: (p) => p.startsWith("runtime/store/") },
