@@ -68,6 +68,16 @@ Deno.test("a finished subagent shows on its delegate card and in the Tasks panel
     );
     await page.waitForSelector("[data-testid=delegate-pending]");
     await screenshotsAllSizes(page, "11-subagent-approval");
+    // After a reload the parent's Run is attached again and the delegate's approval is back.
+    await page.reload();
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll("[data-testid=approval]")].some((a) =>
+          (a.textContent ?? "").includes("Asked by the delegate")
+        ),
+      undefined,
+      { timeout: 30_000 },
+    );
     await page.click("[data-testid=approval] >> text=Approve");
     await waitForCompletedTurn(page);
 
