@@ -249,23 +249,26 @@ Deno.test("deleting an Agent cancels its active Run first", async () => {
 });
 
 Deno.test("a first call over the model's input budget is refused with 413 model_context_limit", async () => {
-  // window 8192 - output reserve 2048 (window / 4) = 6144-token input budget [MB-10].
+  // window 16384 - output reserve 4096 (window / 4) = 12288-token input budget [MB-10]. (An 8K
+  // window no longer holds the release-0.2 tool schemas under the upper-bound count.)
   const ollama = await startFakeOllama({
     models: {
-      "qwen3.5:2b": { arch: "qwen35", contextLength: 8192, capabilities: ["completion", "tools"] },
+      "qwen3.5:2b": { arch: "qwen35", contextLength: 16384, capabilities: ["completion", "tools"] },
     },
   });
   const h = await startRunHarness({ ollama });
   try {
     const conv = await newConversation(h);
-    const big = await submit(h, conv, "m".repeat(6500));
+    // The preview says how many tokens a message may have; one message just past that is refused.
+    const p = await h.api("GET", `/api/agents/${h.agent}/sessions/${conv}/context-preview`);
+    assertEquals([p.body.available, p.body.window, p.body.budget], [true, 16384, 12288]);
+    const over = p.body.safe_user_tokens + 64;
+    assert(over <= USER_MESSAGE_MAX_BYTES, `a message of ${over} bytes passes the gateway bound`);
+    const big = await submit(h, conv, "m".repeat(over));
     assertEquals([big.status, codeOf(big)], [413, "model_context_limit"]);
     assertEquals(ollama.chats.length, 0);
     const detail = await h.api("GET", `/api/agents/${h.agent}/sessions/${conv}`);
     assertEquals(detail.body.turns, [], "a refused submission creates no Turn");
-    const p = await h.api("GET", `/api/agents/${h.agent}/sessions/${conv}/context-preview`);
-    assertEquals([p.body.available, p.body.window, p.body.budget], [true, 8192, 6144]);
-    assert(p.body.safe_user_tokens < 6500, "the preview shows the message would not fit");
   } finally {
     await h.close();
     await ollama.close();
