@@ -20,7 +20,6 @@ import {
   identityOf,
   lstatIn,
   openBeneath,
-  sameIdentity,
   type WorkspaceRoot,
 } from "./fs_anchor.ts";
 import {
@@ -71,6 +70,16 @@ export type Capture =
   | Fail;
 
 const fail = (code: ErrorCode): Fail => ({ ok: false, code });
+
+/**
+ * sameIdentity(identityOf(a), identityOf(b)) without building the strings:
+ * device, inode, size, mtime and ctime.
+ */
+export function sameStatIdentity(a: Statx, b: Statx): boolean {
+  return a.devMajor === b.devMajor && a.devMinor === b.devMinor && a.ino === b.ino &&
+    a.size === b.size && a.mtimeSec === b.mtimeSec && a.mtimeNsec === b.mtimeNsec &&
+    a.ctimeSec === b.ctimeSec && a.ctimeNsec === b.ctimeNsec;
+}
 
 /** Checks a leaf's metadata: regular, owner, mode, links, device, size, sparse. */
 export function checkRegularFile(
@@ -180,12 +189,12 @@ export function captureFile(
     opts.hooks?.afterRead?.();
     if (now() > opts.deadline) return fail("file_timeout");
     const after = fstatx(o.fd);
-    if (!after.ok || !sameIdentity(before, identityOf(after.st)) || after.st.nlink !== 1) {
+    if (!after.ok || !sameStatIdentity(o.st, after.st) || after.st.nlink !== 1) {
       return fail("file_changed");
     }
     // The name must still point at the object we read (no replace-by-rename).
     const named = lstatIn(dirfd, name);
-    if (!named.ok || !sameIdentity(before, identityOf(named.st))) return fail("file_changed");
+    if (!named.ok || !sameStatIdentity(o.st, named.st)) return fail("file_changed");
     return { ok: true, bytes: buf.subarray(0, size), identity: before };
   } finally {
     closeFd(o.fd);

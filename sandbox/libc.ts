@@ -229,6 +229,17 @@ function errnoSlot(): Int32Array {
 /** A NUL-terminated copy of `s` for passing as `const char *`. */
 export function cstr(s: string): Uint8Array {
   if (s.includes("\0")) throw new Error("string contains NUL");
+  // Short ASCII names (nearly every path component) are copied unit by unit.
+  if (s.length <= 64) {
+    const a = new Uint8Array(s.length + 1);
+    let i = 0;
+    for (; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) break;
+      a[i] = c;
+    }
+    if (i === s.length) return a;
+  }
   // Room for the worst case (3 bytes per UTF-16 unit) plus the terminator.
   const out = new Uint8Array(s.length * 3 + 1);
   const { written } = cstrEncoder.encodeInto(s, out);

@@ -6,6 +6,7 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { compareUtf8 } from "../../runtime/tools/path.ts";
 import { decodeText } from "../../runtime/tools/text.ts";
 import { pick, prng } from "./workspace_prng.ts";
+import { cstr } from "../../sandbox/libc.ts";
 
 /** The definition: compare the UTF-8 encodings byte by byte. */
 function byteOrder(a: string, b: string): number {
@@ -107,4 +108,23 @@ Deno.test("property: decodeText refuses and accepts exactly what the byte-by-byt
     if (got.ok) accepted++;
   }
   assert(accepted > 1000, "the generator produces accepted text too");
+});
+
+Deno.test("property: cstr is the UTF-8 encoding plus one NUL, for short ASCII names and the rest", () => {
+  const rnd = prng(0x5eed03);
+  for (let k = 0; k < 5_000; k++) {
+    let s = "";
+    const n = Math.floor(rnd() * 80);
+    const pool = rnd() < 0.5 ? ["a", "Z", ".", "-", "_", "~"] : UNITS;
+    for (let i = 0; i < n; i++) s += pick(rnd, pool);
+    const want = new Uint8Array([...new TextEncoder().encode(s), 0]);
+    assertEquals([...cstr(s)], [...want], escape(s));
+  }
+  let threw = false;
+  try {
+    cstr("a\0b");
+  } catch {
+    threw = true;
+  }
+  assert(threw, "a NUL inside the string is refused");
 });
