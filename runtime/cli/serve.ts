@@ -19,6 +19,7 @@ import { parseMcpFlag } from "../extensions/service.ts";
 import { parseAllowIp } from "../extensions/net_rules.ts";
 import { parseRunnerFlags, RunnerFlagError } from "../acp/runners.ts";
 import { createFileLogger } from "../log.ts";
+import { startHeapTrim } from "../heap_trim.ts";
 import { ensurePrivateDir } from "../path_safety.ts";
 import { startServer } from "../http/server.ts";
 import { createCatalog } from "../model/catalog.ts";
@@ -199,6 +200,7 @@ export async function serveCommand(argv: string[], hooks: ServeHooks = {}): Prom
   // SECURITY: say where the token is, never what it is [GW-2].
   console.log(`log in with the token in ${home.root}/${home.secretsRel}/web-bootstrap-token`);
   log.info("server.started", { port: server.port });
+  const heapTrim = startHeapTrim(); // [PF-5] RSS stays flat under a soak
   // [AG-5] The operator learns at once which Agents did not start (ids and fixed reasons only).
   const broken = app.agents.list().filter((a) => a.state === "unavailable");
   if (broken.length > 0) {
@@ -230,6 +232,7 @@ export async function serveCommand(argv: string[], hooks: ServeHooks = {}): Prom
   Deno.removeSignalListener("SIGTERM", onTerm);
   Deno.removeSignalListener("SIGHUP", onHup);
   await app.close();
+  heapTrim.stop();
   log.info("server.stopped");
   log.close();
   lock.release();

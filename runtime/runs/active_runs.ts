@@ -12,6 +12,7 @@
 import { AppError } from "../errors.ts";
 import { ACTIVE_RUNS_TOTAL_MAX, CANCEL_GRACE_MS } from "../limits.ts";
 import type { Logger } from "../log.ts";
+import { noteRunEnded } from "../heap_trim.ts";
 import type { WorkerToControl } from "../protocol/worker_frames.ts";
 import type { WorkerHandle } from "../worker/supervisor.ts";
 import { type AbortReason, cancelFrameReason } from "./run_terminal.ts";
@@ -105,6 +106,7 @@ export class ActiveRuns {
     };
     const done: Promise<void> = body(e, hooks).finally(() => {
       this.#runs.delete(ids.runId);
+      noteRunEnded(); // [PF-5] its native memory is free now: let the allocator give it back
       this.#exits.delete(done);
       onEnd();
     });

@@ -23,6 +23,23 @@ function rssMiB(pid: number): number {
   return Number(m[1]) / 1024;
 }
 
+/** Resident MiB by kind: the C allocator's main heap, other anonymous maps (V8's heap, thread arenas), files. */
+function rssSplit(pid: number): string {
+  let cur = "";
+  const sum = { brk: 0, anon: 0, file: 0 };
+  for (const line of Deno.readTextFileSync(`/proc/${pid}/smaps`).split("\n")) {
+    const map = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (map) cur = map[1];
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (!rss) continue;
+    const kind = cur === "[heap]" ? "brk" : cur === "" || cur.startsWith("[") ? "anon" : "file";
+    sum[kind] += Number(rss[1]) / 1024;
+  }
+  return `C heap ${sum.brk.toFixed(1)}, other anonymous ${sum.anon.toFixed(1)}, files ${
+    sum.file.toFixed(1)
+  } MiB`;
+}
+
 async function main(): Promise<void> {
   const h = await startRunHarness();
   try {
@@ -40,7 +57,9 @@ async function main(): Promise<void> {
       const end = frames.at(-1)!;
       if (end.event !== "run.completed") throw new Error(`turn ${i}: ${JSON.stringify(end.data)}`);
       if (i === BASE_AFTER) base = rssMiB(pid);
-      if (i % 100 === 0) console.log(`  after ${i} Turns: RSS ${rssMiB(pid).toFixed(1)} MiB`);
+      if (i % 100 === 0) {
+        console.log(`  after ${i} Turns: RSS ${rssMiB(pid).toFixed(1)} MiB (${rssSplit(pid)})`);
+      }
     }
     const last = rssMiB(pid);
     const growth = (last - base) / base;
