@@ -94,6 +94,22 @@ let openat2Missing = false;
 const RESOLVE_ALL = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
   RESOLVE_NO_XDEV;
 
+/** `struct open_how` per (flags, mode), built once: the kernel only reads it. */
+const openHows = new Map<string, Uint8Array>();
+function openHow(flags: number, mode: number): Uint8Array {
+  const key = `${flags}:${mode}`;
+  let how = openHows.get(key);
+  if (how === undefined) {
+    how = new Uint8Array(24);
+    const v = new DataView(how.buffer);
+    v.setBigUint64(0, BigInt(flags), true);
+    v.setBigUint64(8, BigInt(mode), true);
+    v.setBigUint64(16, BigInt(RESOLVE_ALL), true);
+    openHows.set(key, how);
+  }
+  return how;
+}
+
 /**
  * Opens ONE name below `dirfd` without following anything. Returns the raw
  * fd or the errno. `name` must be a single component (no `/`).
@@ -109,12 +125,7 @@ export function openBeneath(
   }
   const f = flags | O_NOFOLLOW | O_CLOEXEC;
   if (!openat2Missing) {
-    const how = new Uint8Array(24);
-    const v = new DataView(how.buffer);
-    v.setBigUint64(0, BigInt(f), true);
-    v.setBigUint64(8, BigInt(mode), true);
-    v.setBigUint64(16, BigInt(RESOLVE_ALL), true);
-    const r = syscall("openat2", dirfd, cstr(name), how, 24);
+    const r = syscall("openat2", dirfd, cstr(name), openHow(f, mode), 24);
     if (r.ret >= 0n) return { fd: Number(r.ret), errno: 0 };
     if (r.errno !== ENOSYS) return { fd: -1, errno: r.errno };
     openat2Missing = true;
