@@ -177,11 +177,18 @@ export interface SyscallResult {
 export function syscall(name: SyscallName, ...args: Word[]): SyscallResult {
   const nr = syscallNumber(name);
   if (nr < 0) return { ret: -1n, errno: ENOSYS };
-  return syscallByNumber(nr, ...args);
+  return invoke(nr, args);
 }
 
 /** Invokes a syscall by raw number (escape probes use this for x32 numbers). */
 export function syscallByNumber(nr: number, ...args: Word[]): SyscallResult {
+  return invoke(nr, args);
+}
+
+/** Syscall numbers as bigints, made once each. */
+const bigNr = new Map<number, bigint>();
+
+function invoke(nr: number, args: Word[]): SyscallResult {
   if (args.length > 6) throw new Error("syscall takes at most six arguments");
   const w = [0n, 0n, 0n, 0n, 0n, 0n];
   let buffers = 0;
@@ -192,22 +199,23 @@ export function syscallByNumber(nr: number, ...args: Word[]): SyscallResult {
   const l = libc();
   const errnoCell = errnoSlot();
   errnoCell[0] = 0;
-  const n = BigInt(nr);
-  const b = (i: number) => args[i] as Uint8Array<ArrayBuffer>;
+  let n = bigNr.get(nr);
+  if (n === undefined) bigNr.set(nr, n = BigInt(nr));
+  const a = args as Uint8Array<ArrayBuffer>[];
   let ret: bigint;
   if (buffers === 0b10) {
-    ret = l.symbols.syscall_b1(n, w[0], b(1), w[2], w[3], w[4], w[5]) as bigint;
+    ret = l.symbols.syscall_b1(n, w[0], a[1], w[2], w[3], w[4], w[5]) as bigint;
   } else if (buffers === 0b110) {
-    ret = l.symbols.syscall_b12(n, w[0], b(1), b(2), w[3], w[4], w[5]) as bigint;
+    ret = l.symbols.syscall_b12(n, w[0], a[1], a[2], w[3], w[4], w[5]) as bigint;
   } else if (buffers === 0b10010) {
-    ret = l.symbols.syscall_b14(n, w[0], b(1), w[2], w[3], b(4), w[5]) as bigint;
+    ret = l.symbols.syscall_b14(n, w[0], a[1], w[2], w[3], a[4], w[5]) as bigint;
   } else {
     for (let i = 0; i < args.length; i++) if (buffers & (1 << i)) w[i] = toWord(args[i]);
     ret = l.symbols.syscall(n, w[0], w[1], w[2], w[3], w[4], w[5]) as bigint;
   }
   const errno = ret === -1n ? errnoCell[0] : 0;
   // Touch the buffers after the call so they cannot be collected during it.
-  for (const a of args) if (a instanceof Uint8Array) void a.byteLength;
+  for (const x of args) if (x instanceof Uint8Array) void x.byteLength;
   return { ret, errno };
 }
 
