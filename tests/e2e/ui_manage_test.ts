@@ -203,6 +203,14 @@ Deno.test("with many conversations the open one is scrolled into view in the lis
     // The oldest one (last in the newest-first list), opened from its address.
     const place = `#/a/${sys}/c/${ids[0]}`;
     await page.evaluate((h) => (location.hash = h), place);
+    // The first page has settled on that place (it opened the newest Conversation on load and
+    // could otherwise still be writing that one's address when the reload below happens).
+    await page.waitForFunction(
+      (h) =>
+        location.hash === h &&
+        document.querySelector(".conv-item.active .conv-title")?.textContent === "Conversation 0",
+      place,
+    );
     // While the reloaded page still waits for its Agents, the address keeps the place asked for
     // (a second reload then still opens it).
     let release!: () => void;
