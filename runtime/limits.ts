@@ -76,8 +76,8 @@ export const STATE_DB_MAX_BYTES = 512 * MiB; // [CV-1]
 export const SQLITE_PAGE_SIZE = 1024;
 /** Prepared statements kept per open database, by SQL text, least recently used out [PF-5]. */
 export const SQLITE_STATEMENTS_CACHED = 128;
-/** At most one `malloc_trim` per this interval, only after a Run ended [PF-5]. */
-export const HEAP_TRIM_INTERVAL_MS = 5000;
+/** At most one full GC + `malloc_trim` per this interval, only after a Run ended [PF-5]. */
+export const HEAP_TRIM_INTERVAL_MS = 10_000;
 export const SEARCH_QUERY_MAX_BYTES = 256; // [UI-9] UTF-8 bytes of `q`
 export const SEARCH_RESULTS_MAX = 50; // [UI-9]
 export const SEARCH_TERMS_MAX = 32; // [UI-9] whitespace-separated terms in one query

@@ -66,3 +66,19 @@ Deno.test("a trim returns the free pages of the C heap to the kernel", () => {
     t.stop();
   }
 });
+
+Deno.test("a trim first collects the dead JS objects that hold native memory", async () => {
+  const t = startHeapTrim(3_600_000);
+  try {
+    let collected = false;
+    const registry = new FinalizationRegistry(() => (collected = true));
+    (() => registry.register({ buffer: new Uint8Array(1024) }, "dead"))();
+    noteRunEnded();
+    assert(t.tick());
+    // Finalizers run as tasks after the collection: wait for the state, bounded.
+    for (let i = 0; i < 1000 && !collected; i++) await new Promise((r) => setTimeout(r, 0));
+    assert(collected, "the dead object was not collected by the trim");
+  } finally {
+    t.stop();
+  }
+});
