@@ -65,14 +65,10 @@ const view = (p: PathPlan, reverted: boolean): RewindFile => ({
 export function rewind(r: RewindRequest): RewindOutcome {
   const conv = store.getConversation(r.db, r.conversationId);
   if (!conv) throw new AppError("conversation_not_found");
-  const turn = r.db.prepare("SELECT seq FROM turns WHERE id = ? AND conversation_id = ?")
-    .get(r.turnId, r.conversationId) as { seq: number } | undefined;
-  if (!turn) throw new AppError("turn_not_found");
-  const running = r.db.prepare(
-    "SELECT 1 AS x FROM turns WHERE conversation_id = ? AND state = 'running' LIMIT 1",
-  ).get(r.conversationId);
-  if (running !== undefined) throw new AppError("conversation_busy");
-  const histories = historiesOf(checkpointsFrom(r.db, r.conversationId, turn.seq));
+  const seq = store.turnSeqIn(r.db, r.conversationId, r.turnId);
+  if (seq === null) throw new AppError("turn_not_found");
+  if (store.hasRunningTurn(r.db, r.conversationId)) throw new AppError("conversation_busy");
+  const histories = historiesOf(checkpointsFrom(r.db, r.conversationId, seq));
   const o = openWorkspaceRoot(r.workspaceDir);
   if (!o.ok) throw new AppError(o.code);
   const deadline = performance.now() + REWIND_TIMEOUT_MS;

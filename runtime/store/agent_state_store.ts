@@ -81,10 +81,18 @@ export function insertConversation(
 
 export type MutationResult = "ok" | "missing" | "busy" | "stale";
 
-function hasRunningTurn(db: DatabaseSync, conversationId: string): boolean {
+/** Whether the Conversation itself (not its branches) has a running Turn. */
+export function hasRunningTurn(db: DatabaseSync, conversationId: string): boolean {
   return db.prepare(
     "SELECT 1 AS x FROM turns WHERE conversation_id = ? AND state = 'running' LIMIT 1",
   ).get(conversationId) !== undefined;
+}
+
+/** The position of a Turn in its Conversation, or null when it is not a Turn of that Conversation. */
+export function turnSeqIn(db: DatabaseSync, conversationId: string, turnId: string): number | null {
+  const row = db.prepare("SELECT seq FROM turns WHERE id = ? AND conversation_id = ?")
+    .get(turnId, conversationId) as { seq: number } | undefined;
+  return row?.seq ?? null;
 }
 
 /** Whether the Conversation or any descendant (branch) has a running Turn. */
