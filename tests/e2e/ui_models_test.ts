@@ -117,9 +117,11 @@ Deno.test("the Models view pulls with a progress bar, the picker switches the mo
       // The Agent list re-renders after the settings above: a locator click retries through it.
       await page.waitForSelector("[data-testid=models-view]", { state: "detached" });
       const hash = await page.evaluate(() => location.hash);
-      const empty = page.locator("[data-testid=empty-new-conversation]");
-      await (await empty.count() > 0 ? empty : page.locator("[data-testid=new-conversation]"))
-        .click();
+      // Whichever "new conversation" button is visible when the click happens (the empty state's
+      // may go away while the list re-renders).
+      await page.locator(
+        "[data-testid=empty-new-conversation]:visible, [data-testid=new-conversation]:visible",
+      ).first().click();
       await page.waitForFunction(
         (b) => /\/c\/[^/]+$/.test(location.hash) && location.hash !== b,
         hash,
