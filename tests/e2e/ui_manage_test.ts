@@ -90,8 +90,8 @@ Deno.test("agents and conversations are managed through dialogs and an unclipped
     // A late context projection of the Conversation left behind never lands on the one open now.
     const twoId = (await page.evaluate(() => location.hash)).split("/c/")[1];
     const meterText = () => page.textContent("[data-testid=context-meter]");
-    // The tokenizer check settles in the background and turns "≈" into "exact" at the next
-    // projection; let it settle first so the comparison below sees only the Conversation switch.
+    // The background tokenizer check changes how the figures are counted once it settles: let it
+    // settle first, so the comparison below sees only the Conversation switch.
     await page.waitForFunction(
       async () => {
         const [, agent, conv] = /#\/a\/([^/]+)\/c\/([^/]+)/.exec(location.hash) ?? [];
@@ -100,12 +100,8 @@ Deno.test("agents and conversations are managed through dialogs and an unclipped
         return p.available === true && p.counting.reason !== "tokenizer_verifying";
       },
       undefined,
-      { polling: 200, timeout: 30_000 },
+      { polling: 200, timeout: 60_000 },
     );
-    await (await page.$$("[data-testid=conversation-item]"))[1].click();
-    await page.waitForSelector("[data-testid=turn]");
-    await (await page.$$("[data-testid=conversation-item]"))[0].click();
-    await page.waitForSelector("[data-testid=empty-chat]");
     await page.waitForSelector("[data-testid=context-meter] >> text=/% left/");
     const twoMeter = await meterText();
     await page.route("**/context-preview*", async (route) => {
@@ -119,26 +115,28 @@ Deno.test("agents and conversations are managed through dialogs and an unclipped
     await page.waitForSelector("[data-testid=turn]");
     await (await page.$$("[data-testid=conversation-item]"))[0].click();
     await page.waitForSelector("[data-testid=empty-chat]");
-    // Conversation one has a long Turn, so its projection leaves less free than two's (empty).
-    // The figures themselves may still move (calibration, the tokenizer check), so the test
-    // compares which Conversation they belong to, not their exact text.
-    const leftOf = (t: string | null) => Number(/(\d+)% left/.exec(t ?? "")?.[1] ?? NaN);
-    const twoLeft = leftOf(twoMeter);
-    await page.waitForFunction(
-      (want) => {
-        const m = /(\d+)% left/.exec(
+    // The meter must show Conversation two's own projection: its "% left" equals what the API
+    // says for two right now (the figures may still move with calibration or the background
+    // tokenizer check, so the test compares against a fresh read, not an earlier text).
+    const showsTwo = () =>
+      page.evaluate(async (conv) => {
+        const [, agent] = /#\/a\/([^/]+)\//.exec(location.hash) ?? [];
+        const r = await fetch(`/api/agents/${agent}/sessions/${conv}/context-preview`);
+        const p = await r.json();
+        const shown = /(\d+)% left/.exec(
           document.querySelector("[data-testid=context-meter]")?.textContent ?? "",
         );
-        return m !== null && Number(m[1]) >= want;
-      },
-      twoLeft,
-    );
+        return p.available === true && shown !== null &&
+          Number(shown[1]) === p.meter.free_percent;
+      }, twoId);
+    const deadline = Date.now() + 30_000;
+    while (!(await showsTwo())) {
+      if (Date.now() > deadline) throw new Error(`the meter never showed two's projection`);
+      await page.waitForTimeout(100); // polling a state, not waiting for time
+    }
     await late;
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50))));
-    assert(
-      leftOf(await meterText()) >= twoLeft,
-      `the open Conversation's own projection: ${await meterText()} (two: ${twoMeter})`,
-    );
+    assert(await showsTwo(), `the open Conversation's own projection: ${await meterText()}`);
     await page.unroute("**/context-preview*");
     await (await page.$$("[data-testid=conversation-item]"))[1].click();
     await page.waitForFunction(
