@@ -111,32 +111,36 @@ Deno.test("agents and conversations are managed through dialogs and an unclipped
     const late = page.waitForResponse((r) =>
       r.url().includes("/context-preview") && !r.url().includes(twoId)
     );
+    const twoAgain = page.waitForResponse((r) =>
+      r.url().includes("/context-preview") && r.url().includes(twoId)
+    );
     await (await page.$$("[data-testid=conversation-item]"))[1].click();
     await page.waitForSelector("[data-testid=turn]");
     await (await page.$$("[data-testid=conversation-item]"))[0].click();
     await page.waitForSelector("[data-testid=empty-chat]");
-    // The meter must show Conversation two's own projection: its "% left" equals what the API
-    // says for two right now (the figures may still move with calibration or the background
-    // tokenizer check, so the test compares against a fresh read, not an earlier text).
-    const showsTwo = () =>
-      page.evaluate(async (conv) => {
-        const [, agent] = /#\/a\/([^/]+)\//.exec(location.hash) ?? [];
-        const r = await fetch(`/api/agents/${agent}/sessions/${conv}/context-preview`);
-        const p = await r.json();
-        const shown = /(\d+)% left/.exec(
-          document.querySelector("[data-testid=context-meter]")?.textContent ?? "",
-        );
-        return p.available === true && shown !== null &&
-          Number(shown[1]) === p.meter.free_percent;
-      }, twoId);
-    const deadline = Date.now() + 30_000;
-    while (!(await showsTwo())) {
-      if (Date.now() > deadline) throw new Error(`the meter never showed two's projection`);
-      await page.waitForTimeout(100); // polling a state, not waiting for time
-    }
+    // The meter must show Conversation two's own projection, the one the UI fetched for it on
+    // the way back (the figures can move between fetches, so no earlier text is compared).
+    const twoFree = (await (await twoAgain).json()).meter.free_percent as number;
+    const shown = () =>
+      page.evaluate(() =>
+        Number(
+          /(\d+)% left/.exec(
+            document.querySelector("[data-testid=context-meter]")?.textContent ?? "",
+          )?.[1],
+        )
+      );
+    await page.waitForFunction(
+      (want) =>
+        Number(
+          /(\d+)% left/.exec(
+            document.querySelector("[data-testid=context-meter]")?.textContent ?? "",
+          )?.[1],
+        ) === want,
+      twoFree,
+    );
     await late;
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50))));
-    assert(await showsTwo(), `the open Conversation's own projection: ${await meterText()}`);
+    assertEquals(await shown(), twoFree, `the open Conversation's own projection`);
     await page.unroute("**/context-preview*");
     await (await page.$$("[data-testid=conversation-item]"))[1].click();
     await page.waitForFunction(
