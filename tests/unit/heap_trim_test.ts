@@ -56,8 +56,11 @@ Deno.test("a trim returns the free pages of the C heap to the kernel", () => {
       const trimmed = rssKiB();
       for (const p of kept) lib.symbols.free(p);
       assert(
-        resident - trimmed >= 32 * 1024,
-        `RSS ${resident} KiB → ${trimmed} KiB after the trim: less than 32 MiB returned`,
+        // Half of the 64 MiB freed: other tests running in this process (--parallel) allocate
+        // meanwhile, so RSS is only a lower bound of what the trim returned. Without the trim,
+        // interleaved frees return nothing.
+        resident - trimmed >= 16 * 1024,
+        `RSS ${resident} KiB → ${trimmed} KiB after the trim: less than 16 MiB returned`,
       );
     } finally {
       lib.close();
