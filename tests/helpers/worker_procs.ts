@@ -60,10 +60,17 @@ export function stdinPending(pid: number): number {
   }
 }
 
-/** Polls `ok` (a state, never a time) until it holds; fails after STATE_WAIT_MS. */
-export async function waitFor(what: string, ok: () => boolean): Promise<void> {
-  const end = Date.now() + STATE_WAIT_MS;
-  while (!ok()) {
+/**
+ * Polls `ok` (a state, never a time) until it holds; fails after `timeoutMs`. The one polling
+ * loop of the suite: tests wait on states through it instead of writing their own.
+ */
+export async function waitFor(
+  what: string,
+  ok: () => boolean | Promise<boolean>,
+  timeoutMs = STATE_WAIT_MS,
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await ok())) {
     if (Date.now() > end) throw new Error(`timed out waiting: ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }

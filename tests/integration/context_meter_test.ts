@@ -8,6 +8,7 @@
  * model once its reported vocabulary is verified, and stays off (≈, with the
  * reason) for a model of another family.
  */
+import { waitFor } from "../helpers/worker_procs.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { newConversation, readSse, startRunHarness, submit } from "../helpers/runs.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
@@ -48,13 +49,13 @@ Deno.test("the context meter's used tokens grow with history, equal the breakdow
     };
     /** Polls the projection until its vocabulary check settled (it runs in the background). */
     const settledPreview = async (model?: string) => {
-      const deadline = Date.now() + 120_000;
-      for (;;) {
-        const p = await preview(model);
-        if (p.counting.reason !== "tokenizer_verifying") return p;
-        if (Date.now() > deadline) throw new Error("the vocabulary check never settled");
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      let p = await preview(model);
+      await waitFor(
+        "the vocabulary check settled",
+        async () => (p = await preview(model)).counting.reason !== "tokenizer_verifying",
+        120_000,
+      );
+      return p;
     };
 
     await t.step(

@@ -9,6 +9,7 @@
  * while documents are off is not offered the tool, and turning them off
  * while a Run runs refuses its next call `documents_disabled`.
  */
+import { waitFor } from "../helpers/worker_procs.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { newConversation, readSse, type RunHarness, startRunHarness } from "../helpers/runs.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
@@ -160,10 +161,7 @@ Deno.test("attached documents reach the model through document/extract_text", as
             return false; // closed meanwhile
           }
         });
-      for (let i = 0; !unnamed(); i++) {
-        assert(i < 200, "the upload never opened its unnamed file");
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await waitFor("the upload opened its unnamed file", unnamed);
       assertEquals(listAttachments(h), before);
       more();
       const r = await res;

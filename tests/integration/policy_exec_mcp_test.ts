@@ -8,6 +8,7 @@
  * never calls it; an MCP approval offers the tool itself; an exec/apply whose
  * change set touches .git is refused by the platform without asking.
  */
+import { waitFor } from "../helpers/worker_procs.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import {
   newConversation,
@@ -66,14 +67,12 @@ async function runCalls(
 }
 
 async function ready(h: RunHarness, name: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
+  await waitFor(`${name} ready`, async () => {
     const r = await h.api("GET", "/api/extensions");
     const e = r.body.extensions.find((x: Json) => x.name === name);
-    if (e?.state === "ready") return;
     if (e?.state === "error") throw new Error(`${name}: ${e.code}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${name} never ready`);
+    return e?.state === "ready";
+  }, 30_000);
 }
 
 const cmd = (argv: string[]) => ({ name: "exec__command", arguments: { argv } });

@@ -10,6 +10,7 @@
  * running restarts with it `interrupted`, no process left and nothing re-run;
  * retention keeps the newest 128 finished Tasks and none older than 7 days.
  */
+import { waitFor } from "../helpers/worker_procs.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { openAgentState } from "../helpers/agent_state.ts";
 import {
@@ -90,13 +91,13 @@ async function waitTask(
   ok: (t: Json) => boolean,
   timeoutMs = 120_000,
 ): Promise<Json> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const t = await getTask(h, taskId);
-    if (ok(t)) return t;
-    if (Date.now() > end) throw new Error(`task state not reached: ${JSON.stringify(t)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  let t: Json = null;
+  await waitFor(
+    `task ${taskId} state (last: ${JSON.stringify(t)})`,
+    async () => ok(t = await getTask(h, taskId)),
+    timeoutMs,
+  );
+  return t;
 }
 
 /** Pids whose command line is exactly `argv` (e.g. ["sleep", "3601"]). */
@@ -109,14 +110,6 @@ function pidsRunning(argv: string[]): number[] {
     if (c !== null && c.replace(/\0$/, "") === want) out.push(Number(e.name));
   }
   return out;
-}
-
-async function waitFor(what: string, ok: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`not reached: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const bg = (argv: string[], extra: Record<string, unknown> = {}) =>

@@ -7,6 +7,7 @@
  * past each limit, HTML whose scripts never run and never reach the text,
  * the 16 MiB bound at and past, unsupported formats, symlinks.
  */
+import { waitFor } from "../helpers/worker_procs.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { extractText } from "../../runtime/documents/extract.ts";
 import { checkZipLimits } from "../../runtime/documents/zip_limits.ts";
@@ -198,10 +199,7 @@ Deno.test("document/extract_text in the runner", async (t) => {
             return false;
           }
         });
-      for (let i = 0; !stage2(); i++) {
-        assert(i < 3000, "the runner never started");
-        await new Promise((r) => setTimeout(r, 5));
-      }
+      await waitFor("the runner's stage 2", stage2);
       late.abort();
       assertEquals(await running, { ok: false, code: "run_cancelled" });
     });
