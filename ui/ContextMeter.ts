@@ -13,24 +13,12 @@
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
 import { fmtTokens, meterView } from "./lib/format.ts";
+import { CONTEXT_PART_LABELS } from "../runtime/protocol/api.ts";
 import type { ContextProjection, ProjectionDetail } from "./lib/types.ts";
 
 export interface ContextMeterProps {
   projection: ContextProjection | null;
 }
-
-/** Display names of the breakdown parts, in bar order. */
-export const PART_LABELS: Readonly<Record<string, string>> = Object.freeze({
-  platform: "Platform",
-  instructions: "Instructions",
-  environment: "Environment",
-  git: "Git status",
-  history: "History",
-  tools: "Tools",
-  current_message: "Current message",
-  output_reserve: "Output reserve",
-  free: "Free",
-});
 
 interface Segment {
   name: string;
@@ -46,7 +34,7 @@ export function barSegments(d: ProjectionDetail): Segment[] {
   let x = 0;
   return d.breakdown.parts.filter((p) => p.tokens > 0).map((p) => {
     const width = (p.tokens / total) * 1000;
-    const seg = { name: p.name, label: PART_LABELS[p.name] ?? p.name, tokens: p.tokens, x, width };
+    const seg = { name: p.name, label: CONTEXT_PART_LABELS[p.name], tokens: p.tokens, x, width };
     x += width;
     return seg;
   });
@@ -111,7 +99,7 @@ export function ContextMeter(p: ContextMeterProps) {
                   <svg class="ctx-swatch" viewBox="0 0 10 10" aria-hidden="true" focusable="false">
                     <rect class=${`ctx-seg seg-${part.name}`} x="0" y="0" width="10" height="10" />
                   </svg>
-                  <span class="ctx-part-name">${PART_LABELS[part.name] ?? part.name}</span>
+                  <span class="ctx-part-name">${CONTEXT_PART_LABELS[part.name]}</span>
                   <span class="ctx-part-tokens">${partLine(d, part.name, part.tokens)}</span>
                 </li>
               `

@@ -5,29 +5,22 @@
  * with the history's kept / collapsed Turns. A projection that does not
  * match the shared schema falls back to the raw facts (never a guess).
  */
-import { ContextPreviewResponse, RunContextResponse } from "../protocol/api.ts";
+import {
+  CONTEXT_PART_LABELS,
+  type ContextPartName,
+  ContextPreviewResponse,
+  RunContextResponse,
+} from "../protocol/api.ts";
 import type { CommandLine } from "./registry.ts";
-
-const LABELS: Record<string, string> = {
-  platform: "Platform",
-  instructions: "Instructions",
-  environment: "Environment",
-  git: "Git status",
-  history: "History",
-  tools: "Tools",
-  current_message: "Current message",
-  output_reserve: "Output reserve",
-  free: "Free",
-};
 
 const n = (x: number) => x.toLocaleString("en-US");
 
 function partLines(
-  parts: { name: string; tokens: number }[],
+  parts: { name: ContextPartName; tokens: number }[],
   turns: { kept: number; collapsed: number; omitted: number; summarized: number },
 ): CommandLine[] {
   return parts.map((p) => ({
-    label: LABELS[p.name] ?? p.name,
+    label: CONTEXT_PART_LABELS[p.name],
     value: p.name === "history"
       ? `${n(p.tokens)} tokens (${turns.kept} turn${turns.kept === 1 ? "" : "s"} kept, ` +
         `${turns.collapsed} collapsed${

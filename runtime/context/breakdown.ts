@@ -13,20 +13,12 @@
 import type { Admission } from "./admission.ts";
 import { instructionsText, omittedText, receiptText } from "./admission.ts";
 import type { ContextPlan } from "./plan.ts";
+import { ContextPartName } from "../protocol/api.ts";
 import { sectionText } from "./plan.ts";
 
-export const BREAKDOWN_PARTS = [
-  "platform",
-  "instructions",
-  "environment",
-  "git",
-  "history",
-  "tools",
-  "current_message",
-  "output_reserve",
-  "free",
-] as const;
-export type BreakdownPart = typeof BREAKDOWN_PARTS[number];
+/** The parts, in display order: the protocol's list (one owner) [CX-8]. */
+export const BREAKDOWN_PARTS = ContextPartName.options;
+export type BreakdownPart = ContextPartName;
 
 /** Input parts: their sum is the request's estimate. */
 export type InputParts = Record<Exclude<BreakdownPart, "output_reserve" | "free">, number>;

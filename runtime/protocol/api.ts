@@ -349,6 +349,19 @@ export const ContextPartName = z.enum([
 ]);
 export type ContextPartName = z.infer<typeof ContextPartName>;
 
+/** Display names of the breakdown parts (the UI's bar and `/context` print the same words). */
+export const CONTEXT_PART_LABELS: Readonly<Record<ContextPartName, string>> = Object.freeze({
+  platform: "Platform",
+  instructions: "Instructions",
+  environment: "Environment",
+  git: "Git status",
+  history: "History",
+  tools: "Tools",
+  current_message: "Current message",
+  output_reserve: "Output reserve",
+  free: "Free",
+});
+
 /** Tokens per part: input parts sum to `used`; with reserve and free they fill the window. */
 export const ContextBreakdown = z.object({
   parts: z.array(z.object({ name: ContextPartName, tokens: z.number().int() }).strict()),
