@@ -26,6 +26,7 @@
  *    when the window's text would not, fewer characters are returned and
  *    `next_offset` says where the next window starts.
  */
+import { withPrivateDirs } from "../exec/private_dirs.ts";
 import type { ErrorCode } from "../errors.ts";
 import { AppError } from "../errors.ts";
 import {
@@ -82,18 +83,6 @@ function readDocument(workspaceDir: string, components: string[]): Uint8Array | 
   return r instanceof Uint8Array || typeof r === "string" ? r : r.code;
 }
 
-async function withPrivateDirs<T>(fn: (scratch: string, tmp: string) => Promise<T>): Promise<T> {
-  const base = await Deno.makeTempDir({ prefix: "ab-extract-" });
-  try {
-    await Deno.chmod(base, 0o700);
-    await Deno.mkdir(`${base}/scratch`);
-    await Deno.mkdir(`${base}/tmp`);
-    return await fn(`${base}/scratch`, `${base}/tmp`);
-  } finally {
-    await Deno.remove(base, { recursive: true });
-  }
-}
-
 /** Runs document/extract_text; see the file header. */
 export async function extractText(o: ExtractOptions): Promise<ExtractResult> {
   const p = canonicalPath(o.args.path);
@@ -114,7 +103,7 @@ export async function extractText(o: ExtractOptions): Promise<ExtractResult> {
   }
   try {
     if (o.signal?.aborted) return { ok: false, code: "run_cancelled" };
-    return await withPrivateDirs(async (scratch, tmp) => {
+    return await withPrivateDirs("ab-extract-", async (scratch, tmp) => {
       const name = INPUT_NAME[format];
       await Deno.writeFile(`${scratch}/${name}`, bytes, { mode: 0o444, createNew: true });
       handOverToSandbox(scratch);

@@ -19,6 +19,7 @@
  *    compiler checks them there (compile_check.ts). Diagnostics ≤
  *    COMPILE_DIAGNOSTICS_MAX_BYTES.
  */
+import { withPrivateDirs } from "./private_dirs.ts";
 import { AppError } from "../errors.ts";
 import { COMPILE_FILES_MAX, RUNNER_OUTPUT_MAX_BYTES, RUNNER_WALL_MS } from "../limits.ts";
 import { parseBoundedBash } from "./bounded_bash.ts";
@@ -42,18 +43,6 @@ export interface ExecRunResult {
   truncated: boolean;
 }
 
-async function withPrivateDirs<T>(fn: (scratch: string, tmp: string) => Promise<T>): Promise<T> {
-  const base = await Deno.makeTempDir({ prefix: "ab-exec-run-" });
-  try {
-    await Deno.chmod(base, 0o700);
-    await Deno.mkdir(`${base}/scratch`);
-    await Deno.mkdir(`${base}/tmp`);
-    return await fn(`${base}/scratch`, `${base}/tmp`);
-  } finally {
-    await Deno.remove(base, { recursive: true });
-  }
-}
-
 function cut(text: string, max: number): { text: string; truncated: boolean } {
   const bytes = new TextEncoder().encode(text);
   if (bytes.length <= max) return { text, truncated: false };
@@ -66,7 +55,7 @@ export async function runBoundedBash(
   o: { command: string; runKey: string; signal?: AbortSignal },
 ): Promise<ExecRunResult> {
   const { argv } = parseBoundedBash(o.command);
-  return await withPrivateDirs(async (scratch, tmp) => {
+  return await withPrivateDirs("ab-exec-run-", async (scratch, tmp) => {
     const r = await runCommand({
       argv,
       cwd: "",
@@ -177,7 +166,7 @@ export async function runRuntimeCompile(
   }
   const release = await acquireCommandSlot(o.runKey, undefined, o.signal);
   try {
-    return await withPrivateDirs(async (scratch, tmp) => {
+    return await withPrivateDirs("ab-exec-run-", async (scratch, tmp) => {
       for (const [rel, bytes] of files) {
         const full = `${scratch}/${rel}`;
         await Deno.mkdir(full.slice(0, full.lastIndexOf("/")), { recursive: true });
