@@ -23,26 +23,15 @@ import {
   type Fail,
   fsyncFd,
   lstatIn,
-  openBeneath,
   openDirChain,
   renameIn,
   unlinkIn,
   type WorkspaceRoot,
-  writeAll,
 } from "../../linuxfs/fs_anchor.ts";
-import {
-  closeFd,
-  ENOENT,
-  O_CREAT,
-  O_EXCL,
-  O_WRONLY,
-  RENAME_EXCHANGE,
-  RENAME_NOREPLACE,
-  syscall,
-} from "../../sandbox/libc.ts";
+import { closeFd, ENOENT, RENAME_EXCHANGE, RENAME_NOREPLACE } from "../../sandbox/libc.ts";
 import { EXEC_APPLY_FILE_MAX_BYTES } from "../limits.ts";
 import { openOrMakeParents } from "../exec/apply.ts";
-import { lockDir, randomTempName } from "../tools/mutation_commit.ts";
+import { lockDir, randomTempName, writeTemp } from "../tools/mutation_commit.ts";
 import { canonicalPath, isReservedName } from "../tools/path.ts";
 import { contentDigest } from "../tools/text.ts";
 import { type CurrentState, isAsLeft, type PathPlan } from "./rewind_plan.ts";
@@ -153,23 +142,4 @@ function deleteVerified(
   }
   if (unlinkIn(dirfd, tmp) !== 0 || !fsyncFd(dirfd)) return { ok: false, code: "storage_full" };
   return { ok: true };
-}
-
-/** `data` in a fresh private temp in `dirfd` (fsynced, `mode`); its name, or null. */
-function writeTemp(dirfd: number, data: Uint8Array, mode: number): string | null {
-  const name = randomTempName();
-  // SECURITY: exclusive, no-follow, owner-only temp inside the checked parent.
-  const f = openBeneath(dirfd, name, O_WRONLY | O_CREAT | O_EXCL, 0o600);
-  if (f.fd < 0) return null;
-  let ok = false;
-  try {
-    ok = writeAll(f.fd, data) && syscall("fchmod", f.fd, mode).ret === 0n && fsyncFd(f.fd);
-  } finally {
-    closeFd(f.fd);
-  }
-  if (!ok) {
-    unlinkIn(dirfd, name);
-    return null;
-  }
-  return name;
 }

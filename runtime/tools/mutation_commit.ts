@@ -116,15 +116,15 @@ export function lockDir(fd: number, deadline: number, now: () => number): boolea
   }
 }
 
-/** Writes `data` to a fresh private temp in `dirfd`; returns its name or null. */
-function writeTemp(dirfd: number, data: Uint8Array): string | null {
+/** Writes `data` to a fresh private temp in `dirfd` (fsynced, `mode`); returns its name or null. */
+export function writeTemp(dirfd: number, data: Uint8Array, mode = 0o600): string | null {
   const name = randomTempName();
   // SECURITY: exclusive, no-follow, owner-only temp inside the checked parent.
   const f = openBeneath(dirfd, name, O_WRONLY | O_CREAT | O_EXCL, 0o600);
   if (f.fd < 0) return null;
   let ok = false;
   try {
-    ok = syscall("fchmod", f.fd, 0o600).ret === 0n && writeAll(f.fd, data) && fsyncFd(f.fd);
+    ok = syscall("fchmod", f.fd, mode).ret === 0n && writeAll(f.fd, data) && fsyncFd(f.fd);
   } finally {
     closeFd(f.fd);
   }
