@@ -785,6 +785,18 @@ export type CommandResultResponse = z.infer<typeof CommandResultResponse>;
 
 // ---------------------------------------------------------------- background Tasks [EX-6]
 
+/** How a background Task stands: running, or how it ended (the store keeps the same words). */
+export const TaskStatusName = z.enum([
+  "running",
+  "exited",
+  "signaled",
+  "timeout",
+  "cancelled",
+  "interrupted",
+  "outcome_unknown",
+  "failed",
+]);
+
 /** One background Task as the API and the Tasks panel show it. */
 export const TaskViewSchema = z.object({
   task_id: z.string(),
@@ -795,16 +807,7 @@ export const TaskViewSchema = z.object({
   argv: z.array(z.string()),
   cwd: z.string(),
   timeout_s: z.number().int(),
-  status: z.enum([
-    "running",
-    "exited",
-    "signaled",
-    "timeout",
-    "cancelled",
-    "interrupted",
-    "outcome_unknown",
-    "failed",
-  ]),
+  status: TaskStatusName,
   exit_code: z.number().int().nullable(),
   signal: z.string().nullable(),
   /** Why nothing ran (`failed`): a fixed code. */

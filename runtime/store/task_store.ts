@@ -13,17 +13,10 @@
 import type { DatabaseSync } from "node:sqlite";
 import { TASK_RETENTION_MS, TASKS_LIST_MAX, TASKS_RETAINED_PER_AGENT } from "../limits.ts";
 import { transaction } from "./sqlite.ts";
+import { TaskStatusName } from "../protocol/api.ts";
 
-export const TASK_STATUSES = [
-  "running",
-  "exited",
-  "signaled",
-  "timeout",
-  "cancelled",
-  "interrupted",
-  "outcome_unknown",
-  "failed",
-] as const;
+/** The statuses a Task row may hold: the protocol's list (one owner). */
+export const TASK_STATUSES = TaskStatusName.options;
 export type TaskStatus = typeof TASK_STATUSES[number];
 
 export interface TaskRow {

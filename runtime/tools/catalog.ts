@@ -101,6 +101,13 @@ const path = (d: string) => ({
   required: true,
   max_bytes: PATH_BYTES_MAX,
 } as const);
+/** The one argument of task/status and task/output [EX-6]. */
+const TASK_ID_ARG = {
+  type: "string",
+  description: "The task_id exec/command returned.",
+  required: true,
+  max_bytes: 64,
+} as const;
 const readAttrs = { read: true, write: false, risk: "low", concurrency: "parallel_safe" } as const;
 const writeAttrs = { read: true, write: true, risk: "medium", concurrency: "serial" } as const;
 
@@ -334,14 +341,7 @@ export const BUILTIN_TOOL_SPECS: readonly ToolSpec[] = [
     version: 3,
     description:
       "Status of a background Task (exec/command background: true): running or how it ended, elapsed time, output size, change set.",
-    args: {
-      task_id: {
-        type: "string",
-        description: "The task_id exec/command returned.",
-        required: true,
-        max_bytes: 64,
-      },
-    },
+    args: { task_id: TASK_ID_ARG },
     result: text,
     attributes: readAttrs,
     default_policy: "allow",
@@ -354,14 +354,7 @@ export const BUILTIN_TOOL_SPECS: readonly ToolSpec[] = [
     id: "task/output",
     version: 3,
     description: "The latest output (tail) of a background Task, stdout and stderr interleaved.",
-    args: {
-      task_id: {
-        type: "string",
-        description: "The task_id exec/command returned.",
-        required: true,
-        max_bytes: 64,
-      },
-    },
+    args: { task_id: TASK_ID_ARG },
     result: text,
     attributes: readAttrs,
     default_policy: "allow",
