@@ -49,6 +49,10 @@ const TABLE = {
   database_migration_failed: { status: 500, message: "Database migration failed." },
   storage_full: { status: 507, message: "Storage bound reached." },
   instance_locked: { status: 409, message: "Another server holds this home." },
+  state_transition_missed: {
+    status: 500,
+    message: "A stored state change found its row missing or in another state.",
+  },
 
   // agents / conversations
   agent_not_found: { status: 404, message: "Agent not found." },

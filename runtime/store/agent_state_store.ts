@@ -11,7 +11,7 @@
  * No statement here ever runs VACUUM.
  */
 import type { DatabaseSync } from "node:sqlite";
-import { prepareUncached, transaction } from "./sqlite.ts";
+import { expectOneChange, prepareUncached, transaction } from "./sqlite.ts";
 
 export type TurnState = "running" | "completed" | "failed" | "cancelled" | "interrupted";
 
@@ -127,7 +127,10 @@ export function deleteConversation(db: DatabaseSync, id: string): MutationResult
   return transaction(db, () => {
     if (!getConversation(db, id)) return "missing";
     if (treeHasRunningTurn(db, id)) return "busy";
-    db.prepare("DELETE FROM conversations WHERE id = ?").run(id);
+    expectOneChange(
+      db.prepare("DELETE FROM conversations WHERE id = ?").run(id),
+      "deleteConversation",
+    );
     return "ok";
   });
 }
@@ -155,9 +158,12 @@ export function continueFromHead(
     if (hasRunningTurn(db, id)) return { result: "busy" };
     const head = completedHead(db, id);
     if (!head) return { result: "no_head" };
-    db.prepare(
-      "UPDATE conversations SET head_turn_id = ?, revision = revision + 1, updated_at = ? WHERE id = ?",
-    ).run(head.id, now, id);
+    expectOneChange(
+      db.prepare(
+        "UPDATE conversations SET head_turn_id = ?, revision = revision + 1, updated_at = ? WHERE id = ?",
+      ).run(head.id, now, id),
+      "continueFromHead",
+    );
     return { result: "ok", headTurnId: head.id };
   });
 }
@@ -197,9 +203,12 @@ export function branchConversation(
     const headRow = db.prepare(
       "SELECT id FROM turns WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1",
     ).get(opts.newId) as { id: string };
-    db.prepare("UPDATE conversations SET head_turn_id = ? WHERE id = ?").run(
-      headRow.id,
-      opts.newId,
+    expectOneChange(
+      db.prepare("UPDATE conversations SET head_turn_id = ? WHERE id = ?").run(
+        headRow.id,
+        opts.newId,
+      ),
+      "branchConversation",
     );
     return { result: "ok", copied: Number(r.changes) };
   });
@@ -258,10 +267,13 @@ export function branchBefore(
       `SELECT id FROM turns WHERE conversation_id = ? AND state = 'completed' AND seq < ?
        ORDER BY seq DESC LIMIT 1`,
     ).get(opts.sourceId, turn.seq) as { id: string } | undefined;
-    db.prepare(
-      `UPDATE conversations SET head_turn_id = ?, branched_from_turn_id = ?, branch_base = ?
-       WHERE id = ?`,
-    ).run(head?.id ?? null, from?.id ?? null, copied, opts.newId);
+    expectOneChange(
+      db.prepare(
+        `UPDATE conversations SET head_turn_id = ?, branched_from_turn_id = ?, branch_base = ?
+         WHERE id = ?`,
+      ).run(head?.id ?? null, from?.id ?? null, copied, opts.newId),
+      "branchBefore",
+    );
     return { result: "ok", copied };
   });
 }
@@ -387,11 +399,13 @@ export function beginTurnInTransaction(
       `INSERT INTO turns (id, conversation_id, seq, state, user_message, created_at, run_id)
        VALUES (?, ?, ?, 'running', ?, ?, ?)`,
     ).run(t.turnId, t.conversationId, next, t.userMessage, t.now, t.runId);
-    const upd = db.prepare(
-      `UPDATE conversations SET revision = revision + 1, updated_at = ?
-       WHERE id = ? AND revision = ?`,
-    ).run(t.now, t.conversationId, t.expectedRevision);
-    if (upd.changes !== 1) throw new Error("conversation revision moved inside a transaction");
+    expectOneChange(
+      db.prepare(
+        `UPDATE conversations SET revision = revision + 1, updated_at = ?
+         WHERE id = ? AND revision = ?`,
+      ).run(t.now, t.conversationId, t.expectedRevision),
+      "beginTurn",
+    );
     return { result: "ok", seq: next, revision: t.expectedRevision + 1 };
   }
 }
@@ -443,9 +457,12 @@ export function finishTurnInTransaction(
     turnId,
   ) as { conversation_id: string } | undefined;
   if (!row) return false;
-  db.prepare(
-    "UPDATE conversations SET revision = revision + 1, updated_at = ? WHERE id = ?",
-  ).run(now, row.conversation_id);
+  expectOneChange(
+    db.prepare(
+      "UPDATE conversations SET revision = revision + 1, updated_at = ? WHERE id = ?",
+    ).run(now, row.conversation_id),
+    "finishTurn",
+  );
   return true;
 }
 

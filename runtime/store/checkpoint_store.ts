@@ -11,7 +11,7 @@
  * reads are bounded to one Conversation's Turns from one sequence on.
  */
 import type { DatabaseSync } from "node:sqlite";
-import { transaction } from "./sqlite.ts";
+import { expectOneChange, transaction } from "./sqlite.ts";
 
 /** What a mutation replaced: nothing, bytes kept, or bytes over the per-file bound. */
 export type CheckpointBefore =
@@ -99,12 +99,12 @@ function expireOldest(db: DatabaseSync, maxBytes: number, now: number): number {
   );
   const drop = db.prepare(
     `UPDATE checkpoints SET before_state = 'expired', before_bytes = NULL, expired_at = ?
-     WHERE seq = ?`,
+     WHERE seq = ? AND before_state = 'kept'`,
   );
   while (total > maxBytes) {
     const o = oldest.get() as { seq: number; before_size: number } | undefined;
     if (!o) break;
-    drop.run(now, o.seq);
+    expectOneChange(drop.run(now, o.seq), "expireCheckpoint");
     total -= o.before_size;
     expired++;
   }

@@ -9,7 +9,7 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import { AGENT_AUDIT_ROWS_MAX } from "../limits.ts";
-import { transaction } from "./sqlite.ts";
+import { expectOneChange, transaction } from "./sqlite.ts";
 
 export type AgentState = "provisioning" | "active" | "upgrading" | "deleting";
 
@@ -249,10 +249,13 @@ export function fenceForUpgrade(db: DatabaseSync, id: string, now: number): numb
     const row = getAgent(db, id);
     if (!row || row.state !== "active" || row.is_system === 1) return null;
     const next = row.generation + 1;
-    db.prepare(
-      `UPDATE agents SET state = 'upgrading', pending_generation = ?, updated_at = ?
-       WHERE id = ? AND state = 'active' AND generation = ?`,
-    ).run(next, now, id, row.generation);
+    expectOneChange(
+      db.prepare(
+        `UPDATE agents SET state = 'upgrading', pending_generation = ?, updated_at = ?
+         WHERE id = ? AND state = 'active' AND generation = ?`,
+      ).run(next, now, id, row.generation),
+      "fenceForUpgrade",
+    );
     appendAudit(db, id, "upgrade_fenced", now, { generation: next });
     return next;
   });

@@ -11,6 +11,7 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import { RUN_EVENTS_MAX } from "../limits.ts";
+import { expectOneChange } from "./sqlite.ts";
 
 export type RunState = "running" | "completed" | "failed" | "cancelled" | "interrupted";
 export type JournalState = "full" | "snapshot_only" | "tombstone";
@@ -87,10 +88,12 @@ export function updateJournalHead(
   bytes: number,
   lastDigest: string,
 ): void {
-  const r = db.prepare(
-    "UPDATE runs SET event_count = ?, durable_bytes = ?, last_digest = ? WHERE id = ?",
-  ).run(count, bytes, lastDigest, runId);
-  if (r.changes !== 1) throw new Error("journal head update missed its run");
+  expectOneChange(
+    db.prepare(
+      "UPDATE runs SET event_count = ?, durable_bytes = ?, last_digest = ? WHERE id = ?",
+    ).run(count, bytes, lastDigest, runId),
+    "updateJournalHead",
+  );
 }
 
 /** Every durable event of a Run, in seq order; one more than the cap so overflow is visible. */
@@ -121,16 +124,11 @@ export function retentionCandidates(db: DatabaseSync, keep: number, limit: numbe
   ).all(limit, keep) as unknown as RunRow[];
 }
 
-/** A state transition that matched no row is a bug here, never a silent no-op. */
-function changedOne(changes: number | bigint, what: string): void {
-  if (Number(changes) !== 1) throw new Error(`${what}: ${changes} rows changed`);
-}
-
 export function reduceToSnapshot(db: DatabaseSync, runId: string, snapshot: string): void {
   db.prepare("DELETE FROM run_events WHERE run_id = ?").run(runId);
-  changedOne(
+  expectOneChange(
     db.prepare("UPDATE runs SET journal = 'snapshot_only', snapshot = ? WHERE id = ?")
-      .run(snapshot, runId).changes,
+      .run(snapshot, runId),
     "reduceToSnapshot",
   );
 }
@@ -143,12 +141,12 @@ export function pruneToTombstone(
   lastDigest?: string,
 ): void {
   db.prepare("DELETE FROM run_events WHERE run_id = ?").run(runId);
-  changedOne(
+  expectOneChange(
     db.prepare(
       `UPDATE runs SET journal = 'tombstone', snapshot = ?, event_count = 0, durable_bytes = 0,
          last_digest = coalesce(?, last_digest)
        WHERE id = ?`,
-    ).run(snapshot, lastDigest ?? null, runId).changes,
+    ).run(snapshot, lastDigest ?? null, runId),
     "pruneToTombstone",
   );
 }
@@ -169,13 +167,16 @@ export function usageFinished(
   db: DatabaseSync,
   u: { runId: string; call: number; complete: boolean; input: number; output: number; now: number },
 ): void {
-  db.prepare(
-    `UPDATE usage_ledger SET state = ?, input_tokens = ?, output_tokens = ?, updated_at = ?
-     WHERE run_id = ? AND call = ? AND state = 'started'`,
-  ).run(u.complete ? "complete" : "incomplete", u.input, u.output, u.now, u.runId, u.call);
+  expectOneChange(
+    db.prepare(
+      `UPDATE usage_ledger SET state = ?, input_tokens = ?, output_tokens = ?, updated_at = ?
+       WHERE run_id = ? AND call = ? AND state = 'started'`,
+    ).run(u.complete ? "complete" : "incomplete", u.input, u.output, u.now, u.runId, u.call),
+    "usageFinished",
+  );
 }
 
-/** Terminal: leftovers become `incomplete`. */
+/** Terminal: leftovers become `incomplete` (idempotent on purpose: any number, none included). */
 export function usageCloseRun(db: DatabaseSync, runId: string, now: number): void {
   db.prepare(
     "UPDATE usage_ledger SET state = 'incomplete', updated_at = ? WHERE run_id = ? AND state = 'started'",
@@ -220,27 +221,37 @@ export function operationIntent(
   ).run(o.id, o.runId, o.callId, o.toolId, o.argsDigest, o.now, o.now);
 }
 
+/** intent → dispatched, once. */
 export function operationDispatched(db: DatabaseSync, id: string, executor: string, now: number) {
-  db.prepare(
-    "UPDATE operations SET state = 'dispatched', executor = ?, updated_at = ? WHERE id = ? AND state = 'intent'",
-  ).run(executor, now, id);
+  expectOneChange(
+    db.prepare(
+      "UPDATE operations SET state = 'dispatched', executor = ?, updated_at = ? WHERE id = ? AND state = 'intent'",
+    ).run(executor, now, id),
+    "operationDispatched",
+  );
 }
 
 export function operationOutcome(
   db: DatabaseSync,
   o: { id: string; ok: boolean; resultDigest: string | null; code: string | null; now: number },
 ): void {
-  db.prepare(
-    `UPDATE operations SET state = ?, result_digest = ?, code = ?, updated_at = ?
-     WHERE id = ? AND state = 'dispatched'`,
-  ).run(o.ok ? "succeeded" : "failed", o.resultDigest, o.code, o.now, o.id);
+  expectOneChange(
+    db.prepare(
+      `UPDATE operations SET state = ?, result_digest = ?, code = ?, updated_at = ?
+       WHERE id = ? AND state = 'dispatched'`,
+    ).run(o.ok ? "succeeded" : "failed", o.resultDigest, o.code, o.now, o.id),
+    "operationOutcome",
+  );
 }
 
 /** An intent that was never dispatched (invalid arguments, no executor). */
 export function operationRefused(db: DatabaseSync, id: string, code: string, now: number): void {
-  db.prepare(
-    "UPDATE operations SET state = 'failed', code = ?, updated_at = ? WHERE id = ? AND state = 'intent'",
-  ).run(code, now, id);
+  expectOneChange(
+    db.prepare(
+      "UPDATE operations SET state = 'failed', code = ?, updated_at = ? WHERE id = ? AND state = 'intent'",
+    ).run(code, now, id),
+    "operationRefused",
+  );
 }
 
 /** Restart: leftover dispatched (and intent) operations become outcome_unknown; never re-run. */
@@ -380,7 +391,7 @@ export function decidePermission(
   ).run(decision, now, id).changes === 1;
 }
 
-/** Terminal: a Run's still-pending approvals expire with it. */
+/** Terminal: a Run's still-pending approvals expire with it (idempotent on purpose: any number). */
 export function expirePermissions(db: DatabaseSync, runId: string, now: number): void {
   db.prepare(
     "UPDATE permissions SET state = 'expired', decided_at = ? WHERE run_id = ? AND state = 'pending'",

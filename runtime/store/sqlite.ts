@@ -209,6 +209,16 @@ export function transaction<T>(db: DatabaseSync, fn: () => T): T {
 }
 
 /**
+ * A state transition is one conditional UPDATE/DELETE that must move exactly
+ * one row; matching none (the row is gone or already in another state) is a
+ * bug or a lost race, never a silent no-op: `state_transition_missed`, with
+ * `what` (a fixed name, never data) in the log detail.
+ */
+export function expectOneChange(r: { changes: number | bigint }, what: string): void {
+  if (Number(r.changes) !== 1) throw new AppError("state_transition_missed", what);
+}
+
+/**
  * Opens a database file only to read and check it (inspection, backups):
  * SECURITY: trusted_schema=OFF and query_only=ON, so reading a file never runs
  * its triggers or writes to it.

@@ -118,7 +118,10 @@ export function listTasks(db: DatabaseSync): TaskRow[] {
   ).all(TASKS_LIST_MAX) as unknown as TaskRow[];
 }
 
-/** Restart [EX-6]: every Task left running becomes `interrupted`; returns their ids. */
+/**
+ * Restart [EX-6]: every Task left running becomes `interrupted`; returns their ids
+ * (idempotent on purpose: a bulk move of any number, none included).
+ */
 export function interruptRunningTasks(db: DatabaseSync, now: number): string[] {
   return transaction(db, () => {
     const ids = (db.prepare("SELECT id FROM tasks WHERE status = 'running'").all() as {
