@@ -13,7 +13,7 @@
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
 import { fmtTokens, meterView } from "./lib/format.ts";
-import { CONTEXT_PART_LABELS } from "../runtime/protocol/api.ts";
+import { CONTEXT_PART_LABELS, COUNTING_REASON_LABELS } from "../runtime/protocol/api.ts";
 import type { ContextProjection, ProjectionDetail } from "./lib/types.ts";
 
 export interface ContextMeterProps {
@@ -85,7 +85,7 @@ export function ContextMeter(p: ContextMeterProps) {
             <span class="muted">${d.meter.counting === "exact"
               ? `exact (${d.counting.tokenizer ?? "tokenizer"}, +2 %)`
               : `≈ upper bound${
-                d.counting.reason ? ` — ${d.counting.reason}` : ""
+                d.counting.reason ? ` — ${COUNTING_REASON_LABELS[d.counting.reason]}` : ""
               }`}${d.meter.basis === "calibrated"
               ? ` · calibrated from ${d.calibration.samples} usage${
                 d.calibration.samples === 1 ? "" : "s"

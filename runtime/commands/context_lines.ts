@@ -9,6 +9,7 @@ import {
   CONTEXT_PART_LABELS,
   type ContextPartName,
   ContextPreviewResponse,
+  COUNTING_REASON_LABELS,
   RunContextResponse,
 } from "../protocol/api.ts";
 import type { CommandLine } from "./registry.ts";
@@ -50,7 +51,9 @@ export function projectionLines(v: unknown): CommandLine[] | null {
       label: "Counting",
       value: exact
         ? `exact with the ${p.counting.tokenizer} tokenizer, vocabulary verified (+2 % margin)`
-        : `upper bound, 1 token per UTF-8 byte (${p.counting.reason ?? "no tokenizer"})`,
+        : `upper bound, 1 token per UTF-8 byte (${
+          COUNTING_REASON_LABELS[p.counting.reason ?? "no_tokenizer"]
+        })`,
     },
     {
       label: "Calibration",

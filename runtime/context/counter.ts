@@ -11,6 +11,7 @@
  */
 import { CONTEXT_EXACT_MARGIN_PERCENT } from "../limits.ts";
 import { utf8Bytes } from "../protocol/utf8.ts";
+import type { CountingReason } from "../protocol/api.ts";
 
 export const UPPER_BOUND_ESTIMATOR_ID = "utf8-bytes-upper-bound-v1";
 
@@ -43,9 +44,12 @@ export interface CountingState {
   /** The tokenizer used (exact) or that was considered (null when none applies). */
   tokenizer: string | null;
   /** Why the count is an upper bound (null when exact). */
-  reason: string | null;
+  reason: CountingReason | null;
 }
 
-export function upperBoundState(reason: string, tokenizer: string | null = null): CountingState {
+export function upperBoundState(
+  reason: CountingReason,
+  tokenizer: string | null = null,
+): CountingState {
   return { mode: "upper_bound", estimator: UPPER_BOUND_ESTIMATOR_ID, tokenizer, reason };
 }

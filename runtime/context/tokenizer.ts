@@ -18,6 +18,7 @@
  * byte-level BPE, so a cache miss can only over-count.
  */
 import { utf8Bytes } from "../protocol/utf8.ts";
+import type { CountingReason } from "../protocol/api.ts";
 import {
   type CountingState,
   type TokenCounter,
@@ -41,7 +42,7 @@ export interface Counting {
 
 export type ShowFetch = (
   modelId: string,
-) => Promise<{ ok: true; text: string } | { ok: false; reason: string }>;
+) => Promise<{ ok: true; text: string } | { ok: false; reason: CountingReason }>;
 
 export interface TokenizerServiceOptions {
   /** The model's verbose `/api/show` body. */
@@ -146,7 +147,7 @@ export function createTokenizerService(opts: TokenizerServiceOptions): Tokenizer
     const show = await opts.showVerbose(modelId);
     if (!show.ok) return { counter: upperBound(), state: upperBoundState(show.reason) };
     const v = await thread.call<
-      { ok: true; size: number; digest: string } | { ok: false; reason: string }
+      { ok: true; size: number; digest: string } | { ok: false; reason: CountingReason }
     >({ op: "vocab", show: show.text });
     if (!v.ok) return { counter: upperBound(), state: upperBoundState(v.reason) };
     if (!sameVocabulary(v, QWEN3_VOCABULARY)) {

@@ -376,12 +376,43 @@ export const ContextBreakdown = z.object({
 }).strict();
 export type ContextBreakdown = z.infer<typeof ContextBreakdown>;
 
+/** Why a count is the upper bound and not exact [CX-7]: a fixed code each. */
+export const CountingReason = z.enum([
+  "no_tokenizer",
+  "tokenizer_verifying",
+  "model_unreachable",
+  "vocabulary_show_failed",
+  "vocabulary_too_large",
+  "show_not_json",
+  "vocabulary_not_reported",
+  "vocabulary_malformed",
+  "vocabulary_mismatch",
+  "tokenizer_load_failed",
+  "tokenizer_thread_failed",
+]);
+export type CountingReason = z.infer<typeof CountingReason>;
+
+/** What each reason means, in the words the UI's meter and `/context` print. */
+export const COUNTING_REASON_LABELS: Readonly<Record<CountingReason, string>> = Object.freeze({
+  no_tokenizer: "no tokenizer for this model",
+  tokenizer_verifying: "checking the tokenizer against the model",
+  model_unreachable: "the model server is unreachable",
+  vocabulary_show_failed: "the model server did not report its vocabulary",
+  vocabulary_too_large: "the model's description is too large to check",
+  show_not_json: "the model's description is not JSON",
+  vocabulary_not_reported: "the model does not report its vocabulary",
+  vocabulary_malformed: "the model's vocabulary is malformed",
+  vocabulary_mismatch: "the model's vocabulary differs from the tokenizer's",
+  tokenizer_load_failed: "the tokenizer did not load",
+  tokenizer_thread_failed: "the tokenizer thread stopped",
+});
+
 /** How tokens are counted [CX-7]: exact with a verified tokenizer, else the upper bound. */
 export const ContextCounting = z.object({
   mode: z.enum(["exact", "upper_bound"]),
   estimator: z.string(),
   tokenizer: z.string().nullable(),
-  reason: z.string().nullable(),
+  reason: CountingReason.nullable(),
 }).strict();
 
 /** A `/compact` summary [CX-9]: pending until kept or dropped; undo ends a kept one. */

@@ -49,7 +49,7 @@ export function turnJson(o: Partial<z.infer<typeof TurnSchema>> = {}) {
 
 export function projectionJson(
   o: { context_tokens: number; window: number; remaining_percent: number },
-  extra: { exact?: boolean; calibrated?: number } = {},
+  extra: { exact?: boolean; calibrated?: number; reason?: string } = {},
 ) {
   const reserve = Math.min(4096, Math.floor(o.window / 4));
   const budget = o.window - reserve;
@@ -86,7 +86,7 @@ export function projectionJson(
         mode: "upper_bound",
         estimator: "utf8-bytes-upper-bound-v1",
         tokenizer: null,
-        reason: "no_tokenizer_for_family",
+        reason: extra.reason ?? "no_tokenizer",
       },
     breakdown: {
       parts: [

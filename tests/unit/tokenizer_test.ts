@@ -96,7 +96,7 @@ Deno.test("a verified Qwen vocabulary counts exactly in the tokenizer thread (re
 });
 
 Deno.test("another family's vocabulary, none reported or a failed show keep the upper bound with the reason", async () => {
-  const shows: Record<string, () => { ok: true; text: string } | { ok: false; reason: string }> = {
+  const shows: Record<string, () => Awaited<ReturnType<ShowFetch>>> = {
     "llama3.2:3b": () => ({ ok: true, text: showOf("llama3.2:3b") }),
     "quiet:1b": () => ({ ok: true, text: showOf("qwen3.5:2b", false) }),
     "gone:1b": () => ({ ok: false, reason: "vocabulary_show_failed" }),

@@ -83,6 +83,15 @@ Deno.test("the context meter reads '≈X / window, N% left', says exact and cali
     projectionJson({ context_tokens: 30000, window: 32768, remaining_percent: 0 }),
   );
   assertEquals(meterView(high).text, "≈30k / 32.8k, 0% left");
+  // The reason is the server's fixed code, shown in words (never the raw code).
+  assert(
+    meterView(p).title.startsWith("Upper bound (1 token per byte): no tokenizer for this model;"),
+  );
+  assertThrows(() =>
+    toProjection(projectionJson({ context_tokens: 1, window: 32768, remaining_percent: 99 }, {
+      reason: "tokenizer_warming",
+    }))
+  );
   assertEquals(meterView(high).level, "high");
   const exact = toProjection(
     projectionJson({ context_tokens: 2000, window: 32768, remaining_percent: 81 }, {

@@ -5,6 +5,7 @@
  * durations and relative times.
  */
 import type { ContextProjection, Turn } from "./types.ts";
+import { COUNTING_REASON_LABELS } from "../../runtime/protocol/api.ts";
 
 export function fmtTokens(n: number): string {
   if (n < 1000) return String(Math.round(n));
@@ -76,7 +77,9 @@ export function meterView(p: ContextProjection | null): MeterView {
   const title = [
     exact
       ? `Counted exactly with the ${d.counting.tokenizer ?? "model's"} tokenizer (+2 % margin)`
-      : `Upper bound (1 token per byte)${d.counting.reason ? `: ${d.counting.reason}` : ""}`,
+      : `Upper bound (1 token per byte)${
+        d.counting.reason ? `: ${COUNTING_REASON_LABELS[d.counting.reason]}` : ""
+      }`,
     calibrated
       ? `calibrated from the model's last ${d.calibration.samples} prompt count${
         d.calibration.samples === 1 ? "" : "s"
