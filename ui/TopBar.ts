@@ -1,6 +1,8 @@
 /**
  * The chat's top bar [UI-1]: the navigation toggle (narrow screens only), the
- * open Conversation's title with its Agent, and the Run details toggle.
+ * open Conversation's title with its Agent, the Models, Extensions and Tasks
+ * views, and the Run details toggle. On narrow screens the buttons keep only
+ * their icons (their names stay as accessible labels) so the title has room.
  */
 import { html } from "htm/preact";
 import { Icon } from "./Icon.ts";
@@ -29,16 +31,22 @@ export function TopBar(p: TopBarProps) {
         ${p.subtitle && html`<span class="muted small">${p.subtitle}</span>`}
       </div>
       ${p.onOpenModels && html`
-        <button type="button" class="btn btn-sm btn-ghost"
-          data-testid="open-models" onClick=${p.onOpenModels}>Models</button>
+        <button type="button" class="btn btn-sm btn-ghost" aria-label="Models" title="Models"
+          data-testid="open-models" onClick=${p.onOpenModels}>
+          <${Icon} name="chip" /> <span class="hide-narrow">Models</span>
+        </button>
       `}
       ${p.onOpenExtensions && html`
-        <button type="button" class="btn btn-sm btn-ghost"
-          data-testid="open-extensions" onClick=${p.onOpenExtensions}>Extensions</button>
+        <button type="button" class="btn btn-sm btn-ghost" aria-label="Extensions" title="Extensions"
+          data-testid="open-extensions" onClick=${p.onOpenExtensions}>
+          <${Icon} name="plug" /> <span class="hide-narrow">Extensions</span>
+        </button>
       `}
       ${p.onOpenTasks && html`
-        <button type="button" class="btn btn-sm btn-ghost"
-          data-testid="open-tasks" onClick=${p.onOpenTasks}>Tasks</button>
+        <button type="button" class="btn btn-sm btn-ghost" aria-label="Tasks" title="Tasks"
+          data-testid="open-tasks" onClick=${p.onOpenTasks}>
+          <${Icon} name="tasks" /> <span class="hide-narrow">Tasks</span>
+        </button>
       `}
       <button type="button" class=${`btn btn-sm btn-ghost ${p.detailsOpen ? "active" : ""}`}
         data-testid="toggle-details" aria-pressed=${p.detailsOpen}

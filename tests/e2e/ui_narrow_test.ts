@@ -71,6 +71,17 @@ Deno.test("on a narrow screen nav and run details are mutually exclusive overlay
       await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth),
       "no horizontal overflow",
     );
+    // The top bar's view buttons shrink to icons with their names kept as labels, so the
+    // Conversation's title keeps room (it was squeezed to one letter and an ellipsis).
+    const bar = await page.evaluate(() => {
+      const title = document.querySelector("[data-testid=conversation-title]")!;
+      const names = ["open-models", "open-extensions", "open-tasks"].map((id) =>
+        document.querySelector(`[data-testid=${id}]`)?.getAttribute("aria-label") ?? null
+      );
+      return { titleWidth: title.getBoundingClientRect().width, names };
+    });
+    assert(bar.titleWidth >= 120, `the title keeps room: ${bar.titleWidth}px`);
+    assertEquals(bar.names, ["Models", "Extensions", "Tasks"]);
     // A wide table scrolls inside the answer; its short headings are never broken letter by letter.
     const heads = await page.$$eval(
       "[data-testid=assistant-markdown] th",
