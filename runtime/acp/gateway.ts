@@ -24,6 +24,7 @@
 import * as z from "zod";
 import { ACP_GATEWAY_BODY_MAX_BYTES, ACP_GATEWAY_TOKENS_MAX } from "../limits.ts";
 import type { Logger } from "../log.ts";
+import { concatBytes } from "../protocol/bytes.ts";
 import { executeReadTool, READ_TOOL_EXECUTORS } from "../runs/tool_exec.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
 import { insertRunnerAccess, type RunnerDecision } from "../store/runner_access_store.ts";
@@ -282,10 +283,7 @@ async function readBounded(req: Request, max: number): Promise<Uint8Array | null
     if (size > max) return null;
     parts.push(chunk);
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) (out.set(p, at), at += p.length);
-  return out;
+  return concatBytes(parts, size);
 }
 
 function json(status: number, body: unknown): Response {

@@ -18,6 +18,7 @@
 import * as z from "zod";
 import { ACP_LINE_MAX_BYTES, ACP_PEER_REQUESTS_MAX } from "../limits.ts";
 import type { ErrorCode } from "../errors.ts";
+import { LineSplitter, LineTooLongError } from "../protocol/line_splitter.ts";
 
 export type JsonRpcId = number | string;
 
@@ -164,22 +165,19 @@ export class RpcConnection {
     const dec = new TextDecoder("utf-8", { fatal: true });
     const reader = this.#o.readable.getReader();
     this.#reader = reader;
-    let parts: Uint8Array[] = [];
-    let size = 0;
+    const splitter = new LineSplitter(max);
     try {
       for (;;) {
         const { value, done } = await reader.read();
         if (done || this.#fault) break;
-        let start = 0;
-        for (let i = 0; i < value.length; i++) {
-          if (value[i] !== 0x0a) continue;
-          const piece = value.subarray(start, i);
-          start = i + 1;
-          if (size + piece.length > max) return this.#protocol("line too long");
-          parts.push(piece);
-          const line = concat(parts, size + piece.length);
-          parts = [];
-          size = 0;
+        let lines: Uint8Array[];
+        try {
+          lines = splitter.push(value);
+        } catch (err) {
+          if (err instanceof LineTooLongError) return this.#protocol("line too long");
+          throw err;
+        }
+        for (const line of lines) {
           let text: string;
           try {
             text = dec.decode(line);
@@ -189,13 +187,6 @@ export class RpcConnection {
           if (text.trim() === "") continue;
           this.#dispatch(text);
           if (this.#fault) return;
-        }
-        const rest = value.subarray(start);
-        if (size + rest.length > max) return this.#protocol("line too long");
-        if (rest.length > 0) {
-          // Copy: the reader may reuse its buffer.
-          parts.push(rest.slice());
-          size += rest.length;
         }
       }
       this.close(new AcpFault("runner_crashed", "end of output"));
@@ -268,17 +259,6 @@ export class RpcConnection {
       },
     ).finally(() => this.#peerOpen--);
   }
-}
-
-function concat(parts: Uint8Array[], size: number): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /** JSON-RPC error codes this side answers with. */

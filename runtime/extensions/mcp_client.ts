@@ -17,6 +17,8 @@
 import { z } from "zod";
 import type { ErrorCode } from "../errors.ts";
 import { MCP_CALL_TIMEOUT_MS, MCP_LIST_PAGES_MAX, MCP_RESPONSE_MAX_BYTES } from "../limits.ts";
+import { concatBytes } from "../protocol/bytes.ts";
+import { LineSplitter } from "../protocol/line_splitter.ts";
 import { type BodyReader, McpWireError, pinnedPost } from "./http1.ts";
 import type { PinnedServer } from "./net_rules.ts";
 
@@ -106,20 +108,20 @@ async function readAll(body: BodyReader): Promise<Uint8Array> {
     if (n > MCP_RESPONSE_MAX_BYTES) throw new McpWireError("mcp_response_too_large");
     parts.push(p);
   }
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
+  return concatBytes(parts, n);
+}
+
+function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new McpWireError("mcp_protocol_error");
   }
-  return out;
 }
 
 function parseJson(bytes: Uint8Array | string): unknown {
+  const text = typeof bytes === "string" ? bytes : decodeUtf8(bytes);
   try {
-    const text = typeof bytes === "string"
-      ? bytes
-      : new TextDecoder("utf-8", { fatal: true }).decode(bytes);
     return JSON.parse(text);
   } catch {
     throw new McpWireError("mcp_protocol_error");
@@ -140,25 +142,18 @@ function answerOf(msg: unknown, id: number): Record<string, unknown> | "other" {
 
 /** Reads SSE events until the response to `id`, within the byte bound. */
 async function readSse(body: BodyReader, id: number): Promise<Record<string, unknown>> {
-  const dec = new TextDecoder("utf-8", { fatal: true });
+  // The byte bound of the whole answer also bounds each line: a line never outgrows the splitter.
+  const lines = new LineSplitter(MCP_RESPONSE_MAX_BYTES);
   let n = 0;
-  let pending = "";
   let data: string[] = [];
   for (;;) {
     const p = await body.next();
     if (p === null) throw new McpWireError("mcp_protocol_error"); // stream ended unanswered
     n += p.length;
     if (n > MCP_RESPONSE_MAX_BYTES) throw new McpWireError("mcp_response_too_large");
-    try {
-      pending += dec.decode(p, { stream: true });
-    } catch {
-      throw new McpWireError("mcp_protocol_error");
-    }
-    for (;;) {
-      const i = pending.indexOf("\n");
-      if (i < 0) break;
-      const line = pending.slice(0, i).replace(/\r$/, "");
-      pending = pending.slice(i + 1);
+    for (const raw of lines.push(p)) {
+      // A newline byte never sits inside a UTF-8 sequence, so each line decodes on its own.
+      const line = decodeUtf8(raw).replace(/\r$/, "");
       if (line === "") {
         if (data.length > 0) {
           const a = answerOf(parseJson(data.join("\n")), id);

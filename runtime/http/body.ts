@@ -6,6 +6,7 @@
 import type { z } from "zod";
 import { AppError } from "../errors.ts";
 import { JSON_BODY_MAX_BYTES, JSON_MAX_DEPTH, JSON_MAX_KEYS } from "../limits.ts";
+import { concatBytes } from "../protocol/bytes.ts";
 
 /** Reads at most `max` bytes of the body; throws body_too_large past that. */
 export async function readBounded(req: Request, max = JSON_BODY_MAX_BYTES): Promise<Uint8Array> {
@@ -32,13 +33,7 @@ export async function readBounded(req: Request, max = JSON_BODY_MAX_BYTES): Prom
   } finally {
     reader.releaseLock();
   }
-  const out = new Uint8Array(total);
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.byteLength;
-  }
-  return out;
+  return concatBytes(chunks, total);
 }
 
 /**

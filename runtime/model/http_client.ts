@@ -9,6 +9,7 @@
  * Body framing: Content-Length, chunked, or read-until-close.
  */
 import { PROVIDER_HEADER_MAX_BYTES } from "../limits.ts";
+import { concatBytes } from "../protocol/bytes.ts";
 
 export interface PinnedAddress {
   /** Numeric IPv4/IPv6 address resolved once at qualification [MB-2]. */
@@ -189,13 +190,7 @@ export class HttpResponse {
       if (total > max) return null;
       parts.push(c);
     }
-    const out = new Uint8Array(total);
-    let o = 0;
-    for (const p of parts) {
-      out.set(p, o);
-      o += p.length;
-    }
-    return out;
+    return concatBytes(parts, total);
   }
 }
 

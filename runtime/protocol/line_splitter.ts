@@ -1,7 +1,8 @@
 /**
  * Bounded splitting of a byte stream into newline-terminated lines: the one
- * splitter behind the Worker IPC reader (`protocol/ipc.ts`) and the Ollama
- * NDJSON reader (`model/ollama_client.ts`).
+ * splitter behind the Worker IPC reader (`protocol/ipc.ts`), the Ollama
+ * NDJSON reader (`model/ollama_client.ts`), the ACP JSON-RPC reader
+ * (`acp/jsonrpc.ts`) and the MCP client's SSE reader (`extensions/mcp_client.ts`).
  *
  * It enforces one bound, the length of a line without its newline: a line
  * (complete or still pending) longer than `maxLineBytes` throws
@@ -10,6 +11,7 @@
  * small chunks costs linear time. What a reader does with empty lines, a trailing
  * `\r`, an unterminated last line and its other bounds is the reader's rule.
  */
+import { concatBytes } from "./bytes.ts";
 
 const NL = 0x0a;
 
@@ -67,13 +69,6 @@ export class LineSplitter {
     const n = this.#pendingBytes;
     this.#pending = [];
     this.#pendingBytes = 0;
-    if (parts.length === 1) return parts[0].slice();
-    const out = new Uint8Array(n);
-    let o = 0;
-    for (const p of parts) {
-      out.set(p, o);
-      o += p.length;
-    }
-    return out;
+    return concatBytes(parts, n);
   }
 }

@@ -1,5 +1,6 @@
 import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
 import { LineSplitter, LineTooLongError } from "../../runtime/protocol/line_splitter.ts";
+import { concatBytes } from "../../runtime/protocol/bytes.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -40,4 +41,14 @@ Deno.test("lines handed out do not change when the caller's chunk is reused", ()
   assertEquals(dec.decode(first), "one");
   const [second] = s.push(enc.encode("o\n"));
   assertEquals(dec.decode(second), "two");
+});
+
+Deno.test("concatBytes() joins parts into a fresh array, never one of the parts", () => {
+  const a = new Uint8Array([1, 2]);
+  const joined = concatBytes([a, new Uint8Array(0), new Uint8Array([3])]);
+  assertEquals([...joined], [1, 2, 3]);
+  const single = concatBytes([a], 2);
+  a[0] = 9;
+  assertEquals([...single], [1, 2]);
+  assertEquals(concatBytes([]).length, 0);
 });
