@@ -3,7 +3,7 @@
  * streamed length are bounded (413, without reading past the bound), depth and
  * key counts are bounded, and the body must match the route's strict schema (422).
  */
-import type { z } from "zod";
+import { z } from "zod";
 import { AppError } from "../errors.ts";
 import { JSON_BODY_MAX_BYTES, JSON_MAX_DEPTH, JSON_MAX_KEYS } from "../limits.ts";
 import { concatBytes } from "../protocol/bytes.ts";
@@ -75,6 +75,9 @@ export async function parseJsonBody<T>(req: Request, schema: z.ZodType<T>): Prom
   if (!parsed.success) throw new AppError("schema_violation");
   return parsed.data;
 }
+
+/** The `query` of a route that takes no query parameters: any parameter is `schema_violation`. */
+export const NoQuery = z.object({}).strict();
 
 /**
  * Validates the query parameters against a route's strict schema: every name at

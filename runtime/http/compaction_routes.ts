@@ -16,11 +16,11 @@ import type { CompactService } from "../commands/compact_service.ts";
 import { agentParam } from "./agent_routes.ts";
 import { reply } from "./reply.ts";
 import type { ProductRoute, RouteContext } from "./router.ts";
+import { NoQuery } from "./body.ts";
 
 export const CompactBody = z.object({ model_id: z.string().max(1024).optional() }).strict();
 export type CompactBody = z.infer<typeof CompactBody>;
 const Empty = z.object({}).strict();
-const NoQuery = z.object({}).strict();
 
 function conv(ctx: Pick<RouteContext, "params">): string {
   const id = ctx.params.conv;

@@ -8,7 +8,6 @@
  * once the Agent is gone). Cancel and the child's timeline use the child's own
  * Run routes.
  */
-import { z } from "zod";
 import type { AgentService } from "../agents/service.ts";
 import { AppError } from "../errors.ts";
 import { DELEGATIONS_LIST_MAX } from "../limits.ts";
@@ -18,8 +17,7 @@ import type { DatabaseSync } from "../store/sqlite.ts";
 import { agentParam } from "./agent_routes.ts";
 import { reply } from "./reply.ts";
 import type { ProductRoute } from "./router.ts";
-
-const NoQuery = z.object({}).strict();
+import { NoQuery } from "./body.ts";
 
 export function delegationRoutes(deps: {
   agents: AgentService;

@@ -34,6 +34,7 @@ import {
 } from "../protocol/api.ts";
 import { reply } from "./reply.ts";
 import type { ProductRoute, RouteContext } from "./router.ts";
+import { NoQuery } from "./body.ts";
 
 export const SubmitRunBody = z.object({
   // The 8192-byte bound is the service's (413 message_too_large for every over-long
@@ -68,7 +69,6 @@ function idParam(
 }
 
 /** No query parameter at all. */
-const NoQuery = z.object({}).strict();
 const PreviewQuery = z.object({
   // Checked by the handler (model_unknown, like the body's model_id).
   model_id: z.string().max(1024).optional(),

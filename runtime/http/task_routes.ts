@@ -8,7 +8,6 @@
  * gone (the runner's proof), with the Task's final row. The logic is
  * runtime/tasks/task_manager.ts's.
  */
-import { z } from "zod";
 import { AppError } from "../errors.ts";
 import { TASKS_ACTIVE_PER_AGENT_MAX } from "../limits.ts";
 import { isValidId } from "../path_safety.ts";
@@ -17,8 +16,7 @@ import type { TaskManager } from "../tasks/task_manager.ts";
 import { agentParam } from "./agent_routes.ts";
 import { reply } from "./reply.ts";
 import type { ProductRoute, RouteContext } from "./router.ts";
-
-const NoQuery = z.object({}).strict();
+import { NoQuery } from "./body.ts";
 
 function taskParam(ctx: Pick<RouteContext, "params">): string {
   const id = ctx.params.task;

@@ -28,6 +28,7 @@ import {
 import { agentParam } from "./agent_routes.ts";
 import { reply } from "./reply.ts";
 import type { ProductRoute, RouteContext } from "./router.ts";
+import { NoQuery } from "./body.ts";
 
 export const InstructionsBody = z.object({
   text: z.string().max(INSTRUCTION_FILE_MAX_BYTES),
@@ -39,7 +40,6 @@ export const InstructionsBody = z.object({
 export type InstructionsBody = z.infer<typeof InstructionsBody>;
 
 /** Query schemas, checked by the server before the handler (unknown or repeated names: 422). */
-const NoQuery = z.object({}).strict();
 const ListQuery = z.object({ path: z.string().optional() }).strict();
 type ListQuery = z.infer<typeof ListQuery>;
 const FileQuery = z.object({ path: z.string().optional(), download: z.string().optional() })

@@ -5,7 +5,13 @@
  */
 import { z } from "zod";
 import { AppError } from "../../runtime/errors.ts";
-import { checkJsonShape, parseJsonBody, readBounded } from "../../runtime/http/body.ts";
+import {
+  checkJsonShape,
+  NoQuery,
+  parseJsonBody,
+  parseQuery,
+  readBounded,
+} from "../../runtime/http/body.ts";
 import { JSON_BODY_MAX_BYTES, JSON_MAX_DEPTH, JSON_MAX_KEYS } from "../../runtime/limits.ts";
 import { assert, assertEquals, assertRejects, assertThrows } from "../helpers/assert.ts";
 
@@ -118,4 +124,24 @@ Deno.test("invalid JSON or UTF-8 is 422 invalid_json; unknown fields are 422 sch
     () => parseJsonBody(req('{"a":1,"__proto__":{"x":1}}', h), schema),
     code("schema_violation"),
   );
+});
+
+Deno.test("a route without query parameters (NoQuery) refuses any with schema_violation", () => {
+  const at = (q: string) => new URL(`http://127.0.0.1/api/x${q}`);
+  assertEquals(parseQuery(at(""), NoQuery), {});
+  assertEquals(parseQuery(at("?"), NoQuery), {});
+  for (const q of ["?a=1", "?a", "?__proto__=1", "?a=1&a=2"]) {
+    assertThrows(() => parseQuery(at(q), NoQuery), code("schema_violation"));
+  }
+});
+
+Deno.test("a query schema sees each name once: a repeated parameter is refused, never first-wins", () => {
+  const schema = z.object({ limit: z.string().regex(/^\d{1,3}$/) }).strict();
+  assertEquals(parseQuery(new URL("http://127.0.0.1/x?limit=5"), schema), { limit: "5" });
+  for (const q of ["?limit=5&limit=6", "?limit=x", "?limit=5&b=1", ""]) {
+    assertThrows(
+      () => parseQuery(new URL(`http://127.0.0.1/x${q}`), schema),
+      code("schema_violation"),
+    );
+  }
 });
