@@ -263,6 +263,10 @@ export const SEARCH_TIMEOUT_MS = 1000;
 export const GREP_PATTERN_MAX_BYTES = 256;
 export const GREP_PATTERN_QUESTION_MAX = 8;
 export const GREP_LINE_MAX_BYTES = 16 * KiB;
+/** Threads that run the read file tools off the server's event loop [PF-2]. */
+export const FILE_THREADS = 2;
+/** An idle file-tool thread ends after this long; the next call starts one again [PF-2]. */
+export const FILE_THREAD_IDLE_MS = 60_000;
 export const WRITE_CONTENT_MAX_BYTES = 8 * KiB; // [TL-6]
 export const EDIT_FRAGMENT_MAX_BYTES = 4 * KiB;
 export const EDIT_PREVIEW_MAX_BYTES = 4 * KiB;

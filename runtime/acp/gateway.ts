@@ -25,7 +25,7 @@ import * as z from "zod";
 import { ACP_GATEWAY_BODY_MAX_BYTES, ACP_GATEWAY_TOKENS_MAX } from "../limits.ts";
 import type { Logger } from "../log.ts";
 import { concatBytes } from "../protocol/bytes.ts";
-import { executeReadTool, READ_TOOL_EXECUTORS } from "../runs/tool_exec.ts";
+import { executeReadToolOffLoop, READ_TOOL_EXECUTORS } from "../runs/tool_exec.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
 import { insertRunnerAccess, type RunnerDecision } from "../store/runner_access_store.ts";
 import type { ReadReceipt } from "../tools/file_read_text.ts";
@@ -214,7 +214,7 @@ export class ScopedGateway {
           })),
         });
       case "tools/call":
-        return rpcResult(id, this.#call(e, params ?? {}));
+        return rpcResult(id, await this.#call(e, params ?? {}));
       default:
         return rpcError(id, -32601, "Method not found");
     }
@@ -227,7 +227,7 @@ export class ScopedGateway {
       .map((t) => t.spec);
   }
 
-  #call(e: Entry, params: Record<string, unknown>) {
+  async #call(e: Entry, params: Record<string, unknown>) {
     const name = typeof params.name === "string" ? params.name.slice(0, 64) : "";
     const spec = this.#tools(e).find((s) => mcpName(s.id) === name);
     const args = params.arguments ?? {};
@@ -245,7 +245,8 @@ export class ScopedGateway {
     if (e.policy && e.policy(callFacts(spec, check.args)).decision !== "allow") {
       return fail("tool_denied");
     }
-    const r = executeReadTool(spec, e.workspaceDir, check.args);
+    // [PF-2] On a file-tool thread: the loop only awaits the answer.
+    const r = await executeReadToolOffLoop(spec, e.workspaceDir, check.args);
     if (!r.ok) return fail(r.code);
     if (r.receipt) e.receipts.set(r.receipt.path, r.receipt);
     this.#audit(e, "mcp/tools/call", resource, "allowed", null);

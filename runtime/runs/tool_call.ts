@@ -46,7 +46,7 @@ import { validateToolArgs } from "../tools/policy.ts";
 import { type ProjectionBudget, projectToolResult } from "../tools/projection.ts";
 import {
   commitApproved,
-  executeReadTool,
+  executeReadToolOffLoop,
   MUTATION_TOOL_EXECUTORS,
   prepareMutation,
   READ_TOOL_EXECUTORS,
@@ -109,8 +109,8 @@ function gatedRead(ctx: TurnContext, spec: ToolSpec, args: ToolArgs, callId: str
     preview: previewOf(`${spec.id}\nArguments:\n${shown}\n`),
     planDigest: hexDigest("agent-builder/read-call/v1", canonicalJson([callId, spec.id, args])),
     executor: READ_TOOL_EXECUTORS[spec.id],
-    commit: () => {
-      const r = executeReadTool(spec, ctx.workspaceDir, args);
+    commit: async () => {
+      const r = await executeReadToolOffLoop(spec, ctx.workspaceDir, args);
       if (r.ok && r.receipt) ctx.approvals?.receipts.set(r.receipt.path, r.receipt);
       return r;
     },
@@ -273,7 +273,7 @@ export async function runToolCall(
     result = { ok: false, code: "tool_denied" };
   } else if (early?.decision === "allow" && isRead) {
     dispatch(READ_TOOL_EXECUTORS[tool.spec.id]);
-    result = executeReadTool(tool.spec, ctx.workspaceDir, check.args);
+    result = await executeReadToolOffLoop(tool.spec, ctx.workspaceDir, check.args);
     if (result.ok && result.receipt) {
       ctx.approvals?.receipts.set(result.receipt.path, result.receipt);
     }

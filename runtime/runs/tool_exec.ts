@@ -7,26 +7,26 @@
  * mutations are split into `prepareMutation` (plan + exact diff preview, no
  * write) and `commitApproved` (the commit of an approved, binding-checked
  * plan) — the approval between them is tool_call.ts's duty; `exec/run` has no
- * dispatch here at all. The workspace root is opened descriptor-anchored per
- * call and closed after it; a result is one canonical JSON text, capped by the
- * spec's output bound (over ⇒ `search_limit`); every failure is a fixed error
- * code from the executor, never exception text.
+ * dispatch here at all. The read tools themselves are runtime/tools/read_tools.ts
+ * (root opened descriptor-anchored per call, one canonical JSON text capped by
+ * the spec's output bound); the server's callers run them on a file-tool thread
+ * (`executeReadToolOffLoop`, [PF-2]). Every failure is a fixed error code from
+ * the executor, never exception text.
  */
 import type { ErrorCode } from "../errors.ts";
-import { canonicalJson, utf8Bytes } from "../protocol/digest.ts";
+import { canonicalJson } from "../protocol/digest.ts";
 import { openWorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import type { ToolSpec } from "../tools/catalog.ts";
 import type { ToolArgs } from "../tools/policy.ts";
-import { fileGlob } from "../tools/file_glob.ts";
-import { fileGrep } from "../tools/file_grep.ts";
-import { fileReadText, type ReadReceipt } from "../tools/file_read_text.ts";
+import type { ReadReceipt } from "../tools/file_read_text.ts";
+import { runReadTool } from "../tools/read_tools.ts";
+import { type FileThreadPool, fileThreads } from "../tools/file_threads.ts";
 import { prepareEdit, type PrepareResult } from "../tools/file_edit.ts";
 import { prepareWrite } from "../tools/file_write.ts";
 import { commitMutation } from "../tools/mutation_commit.ts";
 import type { MutationBinding, MutationPlan } from "../tools/mutation_plan.ts";
 import { checkpointOf } from "../checkpoints/record.ts";
 import type { CheckpointInput } from "../store/checkpoint_store.ts";
-import { fileStat } from "../tools/file_stat.ts";
 
 export type ToolExecResult =
   | { ok: true; text: string; receipt?: ReadReceipt }
@@ -41,61 +41,6 @@ export const READ_TOOL_EXECUTORS: Readonly<Record<string, string>> = Object.free
 });
 
 type Args = ToolArgs;
-
-function run(toolId: string, dir: string, args: Args): ToolExecResult {
-  const o = openWorkspaceRoot(dir);
-  if (!o.ok) return o;
-  try {
-    switch (toolId) {
-      case "file/stat": {
-        const r = fileStat(o.root, { path: args.path as string });
-        if (!r.ok) return r;
-        return ok({ path: r.path, kind: r.kind, size: r.size });
-      }
-      case "file/read_text": {
-        const r = fileReadText(o.root, {
-          path: args.path as string,
-          offset: args.offset as number | undefined,
-        });
-        if (!r.ok) return r;
-        return {
-          ...ok({
-            path: r.path,
-            text: r.text,
-            next_offset: r.next_offset,
-            truncated: r.receipt.truncated,
-            content_digest: r.receipt.content_digest,
-            range: r.receipt.range,
-          }),
-          receipt: r.receipt,
-        };
-      }
-      case "file/glob": {
-        const r = fileGlob(o.root, { pattern: args.pattern as string });
-        if (!r.ok) return r;
-        return ok({ files: r.files, truncated: r.truncated, refused: r.refused });
-      }
-      case "file/grep": {
-        const r = fileGrep(o.root, {
-          pattern: args.pattern as string,
-          path: args.path as string | undefined,
-          regex: args.regex as boolean | undefined,
-        });
-        if (!r.ok) return r;
-        return ok({
-          matches: r.matches,
-          files_searched: r.files_searched,
-          truncated: r.truncated,
-          refused: r.refused,
-        });
-      }
-      default:
-        return { ok: false, code: "tool_denied" };
-    }
-  } finally {
-    o.root.close();
-  }
-}
 
 function ok(value: unknown): { ok: true; text: string } {
   return { ok: true, text: canonicalJson(value) };
@@ -166,10 +111,27 @@ export function commitApproved(
   }
 }
 
-/** Executes `spec` with validated `args` against the Agent's workspace directory. */
+/**
+ * Executes `spec` with validated `args` against the Agent's workspace directory, here on the
+ * calling thread (tests, tools that already run off the loop).
+ */
 export function executeReadTool(spec: ToolSpec, workspaceDir: string, args: Args): ToolExecResult {
   if (!Object.hasOwn(READ_TOOL_EXECUTORS, spec.id)) return { ok: false, code: "tool_denied" };
-  const r = run(spec.id, workspaceDir, args);
-  if (r.ok && utf8Bytes(r.text) > spec.output_max_bytes) return { ok: false, code: "search_limit" };
-  return r;
+  return runReadTool(spec.id, workspaceDir, args, spec.output_max_bytes);
+}
+
+/**
+ * The same call on a file-tool thread [PF-2]: the server's event loop only awaits the answer.
+ * A thread that dies during the call answers `tool_thread_failed`.
+ */
+export function executeReadToolOffLoop(
+  spec: ToolSpec,
+  workspaceDir: string,
+  args: Args,
+  pool: FileThreadPool = fileThreads,
+): Promise<ToolExecResult> {
+  if (!Object.hasOwn(READ_TOOL_EXECUTORS, spec.id)) {
+    return Promise.resolve({ ok: false, code: "tool_denied" });
+  }
+  return pool.run(spec.id, workspaceDir, args, spec.output_max_bytes);
 }
