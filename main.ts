@@ -5,8 +5,6 @@
 import { RELEASE } from "./runtime/limits.ts";
 import { UsageError } from "./runtime/argv.ts";
 import { AppError } from "./runtime/errors.ts";
-import { workerCommand } from "./sandbox/worker_entry.ts";
-import { harnessWorkerBody } from "./runtime/kernel/worker_main.ts";
 
 const HELP = `agent-builder ${RELEASE} — local-first agent runtime
 
@@ -45,7 +43,13 @@ type Command = (argv: string[]) => number | Promise<number>;
 
 const COMMANDS: Record<string, Command> = {
   // Internal re-exec mode [SB-1]: always confines itself before running a body.
-  worker: (argv) => workerCommand(argv, { body: harnessWorkerBody }),
+  // Stage 1 only confines: the Worker body is loaded by stage 2 alone [PF-1].
+  worker: async (argv) =>
+    (await import("./sandbox/worker_entry.ts")).workerCommand(argv, {
+      body: {
+        load: async () => (await import("./runtime/kernel/worker_main.ts")).harnessWorkerBody,
+      },
+    }),
   // Internal re-exec mode [EX-1]: the runner confines itself before it runs anything.
   runner: async (argv) => (await import("./sandbox/runner_entry.ts")).runnerCommand(argv),
   // Loaded on demand so a Worker never loads (or holds threads for) server code:

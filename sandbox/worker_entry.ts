@@ -13,19 +13,14 @@
  * minimal explicit environment and, when not compiled, narrow Deno flags.
  */
 import { parseArgs, UsageError } from "../runtime/argv.ts";
-import {
-  IPC_PROTOCOL_VERSION,
-  NdjsonReader,
-  NdjsonWriter,
-  type SandboxFailureFrame,
-} from "../runtime/protocol/ipc.ts";
+import type { FrameEnvelopeSchema, SandboxFailureFrame } from "../runtime/protocol/ipc.ts";
+import { IPC_PROTOCOL_VERSION } from "../runtime/protocol/ipc_version.ts";
 import { type ConfineSteps, PRODUCTION_STEPS, runStage1, runStage2 } from "./confine.ts";
 import { readCapSets, type TargetIdentity } from "./capabilities.ts";
 import { resolveSandboxIdentity, sandboxUser } from "./identity.ts";
 import { AppError } from "../runtime/errors.ts";
 import { landlockAbi } from "./probe.ts";
 import { statx, syscall } from "./libc.ts";
-import { FrameEnvelopeSchema } from "../runtime/protocol/ipc.ts";
 import type { z } from "zod";
 
 /** The Worker's view of its IPC channel (stdin/stdout), handed to the body after attestation. */
@@ -45,6 +40,12 @@ export interface WorkerPort {
 /** What runs inside the confined Worker; resolves to the process exit code. */
 export type WorkerBody = (port: WorkerPort) => Promise<number>;
 
+/**
+ * The body, or how stage 2 loads it: stage 1 only confines, so the body (the
+ * kernel, zod and the frame schemas) is loaded by stage 2 alone [PF-1].
+ */
+export type WorkerBodySource = WorkerBody | { load: () => Promise<WorkerBody> };
+
 /** Where stage 2 comes from when not compiled: a module and the args that select worker mode. */
 export interface Stage2Entry {
   /** file: URL of the module stage 2 runs (main.ts in production). */
@@ -61,7 +62,7 @@ export interface Stage2Entry {
 }
 
 export interface WorkerCommandOptions {
-  body: WorkerBody;
+  body: WorkerBodySource;
   /** @default main.ts with ["worker"] */
   stage2?: Stage2Entry;
   /** Confinement mechanisms. @default PRODUCTION_STEPS (tests inject failures) */
@@ -129,9 +130,16 @@ export async function workerCommand(argv: string[], opts: WorkerCommandOptions):
   // Stage 2 must have come through stage 1: no_new_privs is inherited across execve.
   const nnp = syscall("prctl", 39, 0, 0, 0, 0);
   if (nnp.ret !== 1n) return reportFailure("not_from_stage1", 0);
+  // The body's code (and the IPC framing) is loaded here, where static imports
+  // would have loaded it: already under Landlock, no_new_privs and the sandbox
+  // uid, before seccomp; it is code from the code roots, nothing untrusted.
+  const [ipc, body] = await Promise.all([
+    import("../runtime/protocol/ipc.ts"),
+    typeof opts.body === "function" ? opts.body : opts.body.load(),
+  ]);
   const r = runStage2(steps);
   if (!r.ok) return reportFailure(r.step, r.errno);
-  return await runBody(opts.body);
+  return await runBody(ipc, body);
 }
 
 /** `--uid N --gid N` (both or neither) from the trusted command line. */
@@ -235,8 +243,11 @@ function reportFailure(step: string, errno: number): number {
   return EXIT_SANDBOX_FAILURE;
 }
 
-async function runBody(body: WorkerBody): Promise<number> {
-  const writer = new NdjsonWriter(Deno.stdout.writable);
+async function runBody(
+  ipc: typeof import("../runtime/protocol/ipc.ts"),
+  body: WorkerBody,
+): Promise<number> {
+  const writer = new ipc.NdjsonWriter(Deno.stdout.writable);
   const caps = readCapSets();
   await writer.send({
     v: IPC_PROTOCOL_VERSION,
@@ -248,7 +259,7 @@ async function runBody(body: WorkerBody): Promise<number> {
     no_new_privs: true,
     capabilities_zero: caps !== null && (caps.effective | caps.permitted | caps.inheritable) === 0n,
   });
-  const reader = new NdjsonReader(Deno.stdin.readable);
+  const reader = new ipc.NdjsonReader(Deno.stdin.readable);
   const port: WorkerPort = {
     send: (frame) => writer.send(frame),
     receive: (timeoutMs, parse) => reader.next(timeoutMs, parse),

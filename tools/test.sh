@@ -34,6 +34,7 @@ if ! command -v git >/dev/null; then
   fi
 fi
 "$deno" run --quiet -A tools/build/ui.ts || fail "UI bundle"
+"$deno" run --quiet -A tools/build/worker.ts --if-stale --quiet || fail "worker bundle"
 
 step "format, lint, type check"
 "$deno" fmt --check || fail "deno fmt --check (run: node_modules/deno/deno fmt)"

@@ -18,9 +18,10 @@ import * as z from "zod";
 import { AppError } from "../errors.ts";
 import { IPC_LINE_MAX_BYTES, IPC_LINES_MAX, IPC_TOTAL_BYTES_MAX } from "../limits.ts";
 import { LineSplitter, LineTooLongError } from "./line_splitter.ts";
+import { IPC_PROTOCOL_VERSION } from "./ipc_version.ts";
 
 /** The envelope version every frame on the wire carries (shared with the work frames). */
-export const IPC_PROTOCOL_VERSION = 2;
+export { IPC_PROTOCOL_VERSION };
 
 /** The generic envelope: version and type; the frame schema checks the rest. */
 export const FrameEnvelopeSchema = z.object({

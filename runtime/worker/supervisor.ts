@@ -58,7 +58,8 @@ import {
   selfIsRoot,
   selfSeccompFilters,
 } from "../../sandbox/attestation.ts";
-import { denoRunFlags, mainStage2Entry, sandboxIdentityArgs } from "../../sandbox/worker_entry.ts";
+import { denoRunFlags, sandboxIdentityArgs } from "../../sandbox/worker_entry.ts";
+import { productionStage2Entry } from "./bundle.ts";
 import { closeFd, syscall } from "../../sandbox/libc.ts";
 import { measureRunTree, runTreeOverLimit } from "./run_tree.ts";
 import { errorName } from "../log.ts";
@@ -178,7 +179,8 @@ export function productionWorkerCommand(
 ): WorkerCommandSpec {
   const tail = ["--run-root", runRoot, "--parent", String(parentPid)];
   if (Deno.build.standalone) return { executable: Deno.execPath(), args: ["worker", ...tail] };
-  const entry = mainStage2Entry();
+  // dist/worker.js when fresh (both stages run it), main.ts otherwise [PF-1].
+  const entry = productionStage2Entry();
   const dd = denoDir === null ? [] : ["--deno-dir", denoDir];
   return {
     executable: Deno.execPath(),

@@ -10,7 +10,8 @@ import { AppError } from "../../runtime/errors.ts";
 import { spawnConfinedWorker, type WorkerCommandSpec } from "../../runtime/worker/supervisor.ts";
 import { readProcText } from "../../sandbox/procfs.ts";
 import { syscall } from "../../sandbox/libc.ts";
-import { denoRunFlags, mainStage2Entry } from "../../sandbox/worker_entry.ts";
+import { denoRunFlags } from "../../sandbox/worker_entry.ts";
+import { productionStage2Entry } from "../../runtime/worker/bundle.ts";
 import {
   anyFrame,
   makeSandboxDirs,
@@ -105,8 +106,8 @@ refusalTest("stage 2 started directly, without stage 1, refuses to run", async (
     executable: Deno.execPath(),
     args: [
       ...denoRunFlags(),
-      mainStage2Entry().module.pathname,
-      "worker",
+      productionStage2Entry().module.pathname,
+      ...productionStage2Entry().argsPrefix,
       "--stage2",
       "--run-root",
       runRoot,
@@ -128,8 +129,8 @@ refusalTest(
         "--no-new-privs",
         Deno.execPath(),
         ...denoRunFlags(),
-        mainStage2Entry().module.pathname,
-        "worker",
+        productionStage2Entry().module.pathname,
+        ...productionStage2Entry().argsPrefix,
         "--stage2",
         "--run-root",
         runRoot,

@@ -11,12 +11,15 @@ import { silentLogger } from "../../runtime/log.ts";
 import { parseStatus } from "../../sandbox/attestation.ts";
 import { readProcText } from "../../sandbox/procfs.ts";
 import { atMost, measure } from "./report.ts";
+import { buildWorker } from "../build/worker.ts";
 
 const RUNS = 9;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const kib = (v: string | undefined) => Number((v ?? "0").replace(/\s*kB$/, ""));
 
+// The production Worker runs dist/worker.js when it is fresh [PF-1]: measure that one.
+await buildWorker(true);
 const base = Deno.makeTempDirSync({ prefix: "ab-spawn-bench-" });
 try {
   Deno.chmodSync(base, 0o700);

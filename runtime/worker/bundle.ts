@@ -1,0 +1,41 @@
+/**
+ * Which file a non-compiled Worker runs [PF-1, PF-5]: the pre-bundled
+ * `dist/worker.js` (tools/build/worker.ts) when it is fresh, main.ts otherwise.
+ * One file instead of a few hundred modules is most of a cold spawn: stage 2
+ * runs as the sandbox uid under Landlock and cannot use Deno's module caches,
+ * so it parses every module it loads from scratch (docs/performance.md).
+ *
+ * What this file enforces: a stale bundle is never run. The bundle is used
+ * only while dist/worker.inputs.json (written after it) lists every source it
+ * was built from and none is newer than it; anything missing or unreadable
+ * means main.ts, which is always correct, only slower.
+ */
+import { mainStage2Entry, type Stage2Entry } from "../../sandbox/worker_entry.ts";
+
+const DIST = new URL("../../dist/", import.meta.url);
+/** The bundled Worker (both stages run it). */
+export const WORKER_BUNDLE = new URL("worker.js", DIST);
+/** The absolute source paths the bundle was built from (a JSON array). */
+export const WORKER_BUNDLE_INPUTS = new URL("worker.inputs.json", DIST);
+
+const mtimeMs = (p: string | URL): number => Deno.statSync(p).mtime?.getTime() ?? Infinity;
+
+/** True when dist/worker.js exists and no source it was built from is newer. */
+export function workerBundleFresh(
+  bundle: string | URL = WORKER_BUNDLE,
+  inputList: string | URL = WORKER_BUNDLE_INPUTS,
+): boolean {
+  try {
+    const built = mtimeMs(bundle);
+    const inputs: unknown = JSON.parse(Deno.readTextFileSync(inputList));
+    if (!Array.isArray(inputs) || inputs.length === 0) return false;
+    return inputs.every((p) => typeof p === "string" && p.startsWith("/") && mtimeMs(p) <= built);
+  } catch {
+    return false; // missing bundle, list or source: never guess
+  }
+}
+
+/** The entry both stages of a production (non-compiled) Worker run. */
+export function productionStage2Entry(): Stage2Entry {
+  return workerBundleFresh() ? { module: WORKER_BUNDLE, argsPrefix: [] } : mainStage2Entry();
+}
