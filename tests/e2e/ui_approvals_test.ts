@@ -14,16 +14,7 @@ import {
   startUiEnv,
   waitForCompletedTurn,
 } from "./_ui_support.ts";
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
-}
+import { exists } from "../helpers/home.ts";
 
 Deno.test("an inline approval card gates a file write: approve commits, deny refuses", async () => {
   const env = await startUiEnv();

@@ -21,16 +21,7 @@ import {
   startUiEnv,
   waitForCompletedTurn,
 } from "./_ui_support.ts";
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
-}
+import { exists } from "../helpers/home.ts";
 
 Deno.test("Always allow from the approval card, the full diff, and the Policy tab", async () => {
   const env = await startUiEnv();

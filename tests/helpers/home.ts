@@ -14,3 +14,14 @@ export function makeTempHome(): string {
   Deno.chmodSync(dir, 0o700);
   return dir;
 }
+
+/** Whether anything (a link included, never followed) is at `path`; other errors propagate. */
+export function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
+  }
+}

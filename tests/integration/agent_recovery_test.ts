@@ -12,7 +12,7 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { type Api, apiClient, codeOf } from "../helpers/agents_api.ts";
 import { addTurn, openAgentState } from "../helpers/agent_state.ts";
 import { login } from "../helpers/login.ts";
-import { makeTempHome } from "../helpers/home.ts";
+import { exists, makeTempHome } from "../helpers/home.ts";
 import {
   DENO,
   RUN_FLAGS,
@@ -20,16 +20,6 @@ import {
   startTestServer,
   TEST_ENTRY,
 } from "../helpers/server.ts";
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
-}
 
 interface RegistryRow {
   id: string;

@@ -16,21 +16,11 @@ import { surrogateId } from "../../runtime/agents/availability.ts";
 import { SYSTEM_AGENT_ID } from "../../runtime/limits.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { type Api, apiClient, codeOf } from "../helpers/agents_api.ts";
-import { makeTempHome } from "../helpers/home.ts";
+import { exists, makeTempHome } from "../helpers/home.ts";
 import { login } from "../helpers/login.ts";
 import { DENO, REPO, RUN_FLAGS, type ServerHandle, startTestServer } from "../helpers/server.ts";
 
 const NOBODY = 65534;
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
-}
 
 function removeCompanions(db: string): void {
   for (const s of ["-wal", "-shm"]) {

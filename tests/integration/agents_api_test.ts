@@ -8,16 +8,7 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { apiClient, codeOf } from "../helpers/agents_api.ts";
 import { login } from "../helpers/login.ts";
 import { startTestServer } from "../helpers/server.ts";
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
-}
+import { exists } from "../helpers/home.ts";
 
 Deno.test("agent routes over HTTP", async (t) => {
   const server = await startTestServer();

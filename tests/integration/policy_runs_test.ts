@@ -21,22 +21,13 @@ import {
   submit,
 } from "../helpers/runs.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
+import { exists } from "../helpers/home.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
 function workspace(h: RunHarness): string {
   return `${h.server.home}/data/agents/${h.agent}/workspace`;
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
 }
 
 async function putPolicy(h: RunHarness, rules: unknown[]): Promise<void> {

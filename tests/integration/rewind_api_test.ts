@@ -14,6 +14,7 @@ import { newConversation, type RunHarness, startRunHarness, submit } from "../he
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
 import { CHECKPOINT_MAX_ENV } from "../helpers/test_server_entry.ts";
 import { startFakeOllama } from "../../tools/fake_ollama/server.ts";
+import { exists } from "../helpers/home.ts";
 
 function ws(h: RunHarness): string {
   return `${h.server.home}/data/agents/${h.agent}/workspace`;
@@ -47,16 +48,6 @@ async function turnApproving(
     await new Promise((res) => setTimeout(res, 20));
   }
   throw new Error("turn did not finish");
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
 }
 
 const rewindUrl = (h: RunHarness, conv: string) => `/api/agents/${h.agent}/sessions/${conv}/rewind`;

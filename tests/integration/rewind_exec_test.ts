@@ -10,6 +10,7 @@ import { assertEquals } from "../helpers/assert.ts";
 import { newConversation, type RunHarness, startRunHarness, submit } from "../helpers/runs.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
 import { CHECKPOINT_FILE_MAX_BYTES } from "../../runtime/limits.ts";
+import { exists } from "../helpers/home.ts";
 
 function ws(h: RunHarness): string {
   return `${h.server.home}/data/agents/${h.agent}/workspace`;
@@ -30,16 +31,6 @@ async function turnApproving(h: RunHarness, conv: string, message: string) {
     await new Promise((res) => setTimeout(res, 20));
   }
   throw new Error("turn did not finish");
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
 }
 
 Deno.test("exec/apply keeps checkpoints within the per-file bound and a rewind uses them", async () => {

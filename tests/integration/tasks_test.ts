@@ -30,6 +30,7 @@ import {
   TASK_RETENTION_MS,
   TASKS_RETAINED_PER_AGENT,
 } from "../../runtime/limits.ts";
+import { exists } from "../helpers/home.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -459,15 +460,6 @@ Deno.test("a restart interrupts running Tasks, re-runs nothing and applies reten
     await ollama.close();
   }
 });
-
-function exists(p: string): boolean {
-  try {
-    Deno.statSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 Deno.test("a fifth active Task in the server is tasks_busy; foreground commands still run", async () => {
   const h = await startRunHarness();

@@ -14,6 +14,7 @@ import {
   SKILL_STDERR_MAX_BYTES,
   TOOL_RESULT_PROJECTION_MAX_BYTES,
 } from "../../runtime/limits.ts";
+import { exists } from "../helpers/home.ts";
 
 function skill(script: string, name = "probe", entry = "main.ts"): SkillScript {
   return {
@@ -110,22 +111,13 @@ Deno.test("a skill script is refused the network, its own directory, the workspa
       write_output: "ok",
     });
     assertEquals(accepted.length, 0, "nothing ever connected");
-    assert(!existsSync("/tmp/skill-escape.txt") && !existsSync("/var/tmp/skill-escape.txt"));
+    assert(!exists("/tmp/skill-escape.txt") && !exists("/var/tmp/skill-escape.txt"));
   } finally {
     listener.close();
     await acceptLoop.catch(() => {});
     Deno.removeSync(workspace, { recursive: true });
   }
 });
-
-function existsSync(p: string): boolean {
-  try {
-    Deno.lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 Deno.test("the arguments arrive as JSON on stdin and stdout is the answer, cut to its bound with a marker", async () => {
   const echo = await call(

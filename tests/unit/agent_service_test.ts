@@ -16,7 +16,7 @@ import { type DatabaseSync, openDatabase } from "../../runtime/store/sqlite.ts";
 import { ensureDefaultInstructionFile } from "../../runtime/workspace/instruction_file.ts";
 import { assert, assertEquals, assertRejects, assertThrows } from "../helpers/assert.ts";
 import { expectCode } from "../helpers/errors.ts";
-import { withTempHome } from "../helpers/home.ts";
+import { exists, withTempHome } from "../helpers/home.ts";
 
 const quietLog: Logger = {
   info() {},
@@ -64,16 +64,6 @@ function withAgents(fn: (env: Env) => Promise<void> | void, drainTimeoutMs = 200
       registry.close();
     }
   });
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
 }
 
 Deno.test("the system Agent exists after recovery and refuses rename, upgrade and delete", () =>

@@ -11,6 +11,7 @@ import { handOverToSandbox } from "../../runtime/exec/runner.ts";
 import { resolveSandboxIdentity } from "../../sandbox/identity.ts";
 import { AT_SYMLINK_NOFOLLOW, statx } from "../../sandbox/libc.ts";
 import { identityOf, sameIdentity } from "../../linuxfs/fs_anchor.ts";
+import { exists } from "../helpers/home.ts";
 
 function setup(dir?: string): { ws: string; scratchDir: string; cleanup(): void } {
   const root = Deno.makeTempDirSync({ prefix: "ab-scratch-", dir });
@@ -22,16 +23,6 @@ function setup(dir?: string): { ws: string; scratchDir: string; cleanup(): void 
     scratchDir: `${root}/scratch`,
     cleanup: () => Deno.removeSync(root, { recursive: true }),
   };
-}
-
-function exists(p: string): boolean {
-  try {
-    Deno.lstatSync(p);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
 }
 
 const root = Deno.uid() === 0;
