@@ -13,6 +13,8 @@ import m0010 from "./0010_tasks.sql" with { type: "text" };
 import m0011 from "./0011_delegations.sql" with { type: "text" };
 import m0012 from "./0012_permission_policy.sql" with { type: "text" };
 import m0013 from "./0013_compactions.sql" with { type: "text" };
+import m0014 from "./0014_run_events_rowid.sql" with { type: "text" };
+import m0015 from "./0015_search_at_turn_end.sql" with { type: "text" };
 
 export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 1, sql: m0001 },
@@ -28,4 +30,6 @@ export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 11, sql: m0011 },
   { version: 12, sql: m0012 },
   { version: 13, sql: m0013 },
+  { version: 14, sql: m0014 },
+  { version: 15, sql: m0015 },
 ];
