@@ -32,7 +32,11 @@ export const LAYERS: readonly { name: string; rank: number; match: (p: string) =
       ].includes(p),
   },
   { name: "protocol", rank: 1, match: (p) => p.startsWith("runtime/protocol/") },
-  { name: "sandbox", rank: 2, match: (p) => p.startsWith("sandbox/") },
+  {
+    name: "sandbox",
+    rank: 2,
+    match: (p) => p.startsWith("sandbox/") && p !== "sandbox/worker_bundle_entry.ts",
+  },
   { name: "linuxfs", rank: 3, match: (p) => p.startsWith("linuxfs/") },
   { name: "kernel", rank: 3, match: (p) => p.startsWith("runtime/kernel/") },
   // The runner's runtime-compile body: loaded inside the confined runner by
@@ -62,7 +66,14 @@ export const LAYERS: readonly { name: string; rank: number; match: (p: string) =
     rank: 7,
     match: (p) => p === "runtime/app.ts" || p === "runtime/app_ports.ts",
   },
-  { name: "entry", rank: 8, match: (p) => p === "main.ts" || p.startsWith("runtime/cli/") },
+  // sandbox/worker_bundle_entry.ts is the pre-bundled Worker's main.ts (`main.ts worker`
+  // alone): an entry point that loads the kernel's Worker body, like main.ts does.
+  {
+    name: "entry",
+    rank: 8,
+    match: (p) =>
+      p === "main.ts" || p.startsWith("runtime/cli/") || p === "sandbox/worker_bundle_entry.ts",
+  },
 ];
 
 /** Same-rank layers that must not import each other (only the named pair is allowed). */
