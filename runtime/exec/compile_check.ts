@@ -32,6 +32,23 @@ const AMBIENT_TEXT = [
   "declare const console: any;",
 ].join("\n");
 
+/**
+ * The files a relative import resolves to, in the order tried: the one rule both
+ * the Control Plane (collecting the files it hands the runner) and the runner's
+ * compile follow, so the two never disagree on which file an import means.
+ */
+export function moduleCandidates(target: string): string[] {
+  return [
+    target,
+    target.replace(/\.js$/, ".ts"),
+    target.replace(/\.jsx$/, ".tsx"),
+    `${target}.ts`,
+    `${target}.tsx`,
+    `${target}/index.ts`,
+    `${target}/index.js`,
+  ];
+}
+
 export type CompileOutcome =
   | { ok: true; diagnostics: string; count: number; files: number }
   | { ok: false; code: "compile_too_many_files" | "compile_unsupported_file" | "path_not_found" };
@@ -117,16 +134,7 @@ export function checkWorkspaceFile(
       if (!isRelative(lit.text)) return { resolvedModule: undefined };
       const dir = ts.getDirectoryPath(containingFile);
       const target = ts.getNormalizedAbsolutePath(lit.text, dir);
-      const candidates = [
-        target,
-        target.replace(/\.js$/, ".ts"),
-        target.replace(/\.jsx$/, ".tsx"),
-        `${target}.ts`,
-        `${target}.tsx`,
-        `${target}/index.ts`,
-        `${target}/index.js`,
-      ];
-      const hit = candidates.find((c) => inRoot(c) && isFile(c));
+      const hit = moduleCandidates(target).find((c) => inRoot(c) && isFile(c));
       if (hit === undefined) return { resolvedModule: undefined };
       return {
         resolvedModule: {

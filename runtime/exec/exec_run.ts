@@ -24,7 +24,7 @@ import { AppError } from "../errors.ts";
 import { COMPILE_FILES_MAX, RUNNER_OUTPUT_MAX_BYTES, RUNNER_WALL_MS } from "../limits.ts";
 import { parseBoundedBash } from "./bounded_bash.ts";
 import { acquireCommandSlot, executeInRunner, handOverToSandbox, runCommand } from "./runner.ts";
-import { COMPILE_EXTENSIONS } from "./compile_check.ts";
+import { COMPILE_EXTENSIONS, moduleCandidates } from "./compile_check.ts";
 import { openDirChain, withWorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import { captureFile } from "../../linuxfs/file_capture.ts";
 import { closeFd } from "../../sandbox/libc.ts";
@@ -144,16 +144,7 @@ export async function runRuntimeCompile(
     for (const spec of relativeSpecifiers(text)) {
       const target = normalise(`${dir}/${spec}`);
       if (target === null) continue; // outside the workspace: never followed
-      const candidates = [
-        target,
-        target.replace(/\.js$/, ".ts"),
-        target.replace(/\.jsx$/, ".tsx"),
-        `${target}.ts`,
-        `${target}.tsx`,
-        `${target}/index.ts`,
-        `${target}/index.js`,
-      ];
-      for (const c of candidates) {
+      for (const c of moduleCandidates(target)) {
         if (files.has(c)) break;
         const bytes = read(c);
         if (bytes === null) continue;
