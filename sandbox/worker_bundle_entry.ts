@@ -15,6 +15,7 @@ if (import.meta.main) {
     body: {
       load: async () => (await import("../runtime/kernel/worker_main.ts")).harnessWorkerBody,
     },
-    stage2: { module: new URL(import.meta.url), argsPrefix: [] },
+    // Both files are builds of this entry (tools/build/worker.ts).
+    stage2: { module: new URL("worker_stage2.js", import.meta.url), argsPrefix: [] },
   }).then((code) => Deno.exit(code));
 }

@@ -13,8 +13,13 @@
 import { mainStage2Entry, type Stage2Entry } from "../../sandbox/worker_entry.ts";
 
 const DIST = new URL("../../dist/", import.meta.url);
-/** The bundled Worker (both stages run it). */
+/** The bundled Worker: stage 1 runs it; stage 2 runs worker_stage2.js, the same entry. */
 export const WORKER_BUNDLE = new URL("worker.js", DIST);
+const WORKER_BUNDLE_FILES = [
+  WORKER_BUNDLE,
+  new URL("worker_stage2.js", DIST),
+  new URL("worker_stage2.txt", DIST),
+];
 /** The absolute source paths the bundle was built from (a JSON array). */
 export const WORKER_BUNDLE_INPUTS = new URL("worker.inputs.json", DIST);
 
@@ -26,7 +31,9 @@ export function workerBundleFresh(
   inputList: string | URL = WORKER_BUNDLE_INPUTS,
 ): boolean {
   try {
-    const built = mtimeMs(bundle);
+    const built = Math.min(
+      ...(bundle === WORKER_BUNDLE ? WORKER_BUNDLE_FILES : [bundle]).map((f) => mtimeMs(f)),
+    );
     const inputs: unknown = JSON.parse(Deno.readTextFileSync(inputList));
     if (!Array.isArray(inputs) || inputs.length === 0) return false;
     return inputs.every((p) => typeof p === "string" && p.startsWith("/") && mtimeMs(p) <= built);
