@@ -260,6 +260,23 @@ export function addressOf(buf: Uint8Array): bigint {
   return toWord(buf);
 }
 
+/**
+ * A NULL-terminated `char *[]` (argv, envp) of `items` as C strings. Every
+ * buffer it points into is pushed on `keep`: the caller holds `keep` until
+ * the call that reads the vector has returned, so none is collected early.
+ */
+export function cStringVector(items: readonly string[], keep: Uint8Array[]): Uint8Array {
+  const arr = new BigUint64Array(items.length + 1);
+  items.forEach((s, i) => {
+    const c = cstr(s);
+    keep.push(c);
+    arr[i] = addressOf(c);
+  });
+  const bytes = new Uint8Array(arr.buffer);
+  keep.push(bytes);
+  return bytes;
+}
+
 // ── errno values (identical on x86_64 and aarch64) ───────────────────────────
 export const EPERM = 1;
 export const ENOENT = 2;

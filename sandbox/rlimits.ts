@@ -48,18 +48,39 @@ export interface RlimitSetting {
  * stops process creation in every case.)
  */
 export function workerRlimitPlan(uidTasks = 0): RlimitSetting[] {
-  const nproc = WORKER_RLIMIT_NPROC + Math.max(0, Math.floor(uidTasks));
+  return rlimitPlan({
+    cpuS: WORKER_RLIMIT_CPU_S,
+    cpuHardS: WORKER_RLIMIT_CPU_HARD_S,
+    asBytes: WORKER_RLIMIT_AS_BYTES,
+    dataBytes: WORKER_RLIMIT_DATA_BYTES,
+    fsizeBytes: WORKER_RLIMIT_FSIZE_BYTES,
+    nofile: WORKER_RLIMIT_NOFILE,
+    nproc: WORKER_RLIMIT_NPROC,
+  }, uidTasks);
+}
+
+/** One confined process's bounds (the Worker's, a runner command's) as plain numbers. */
+export interface RlimitBounds {
+  cpuS: number;
+  /** The hard CPU limit, above `cpuS` so exhaustion shows as SIGXCPU first. */
+  cpuHardS: number;
+  asBytes: number;
+  dataBytes: number;
+  fsizeBytes: number;
+  nofile: number;
+  /** Tasks the process may add above the uid's `uidTasks` at spawn. */
+  nproc: number;
+}
+
+/** The one shape of a plan: the seven limits in the order they are applied, core always 0. */
+export function rlimitPlan(b: RlimitBounds, uidTasks = 0): RlimitSetting[] {
+  const nproc = b.nproc + Math.max(0, Math.floor(uidTasks));
   return [
-    {
-      resource: RLIMIT_CPU,
-      name: "cpu",
-      value: BigInt(WORKER_RLIMIT_CPU_S),
-      hard: BigInt(WORKER_RLIMIT_CPU_HARD_S),
-    },
-    { resource: RLIMIT_AS, name: "as", value: BigInt(WORKER_RLIMIT_AS_BYTES) },
-    { resource: RLIMIT_DATA, name: "data", value: BigInt(WORKER_RLIMIT_DATA_BYTES) },
-    { resource: RLIMIT_FSIZE, name: "fsize", value: BigInt(WORKER_RLIMIT_FSIZE_BYTES) },
-    { resource: RLIMIT_NOFILE, name: "nofile", value: BigInt(WORKER_RLIMIT_NOFILE) },
+    { resource: RLIMIT_CPU, name: "cpu", value: BigInt(b.cpuS), hard: BigInt(b.cpuHardS) },
+    { resource: RLIMIT_AS, name: "as", value: BigInt(b.asBytes) },
+    { resource: RLIMIT_DATA, name: "data", value: BigInt(b.dataBytes) },
+    { resource: RLIMIT_FSIZE, name: "fsize", value: BigInt(b.fsizeBytes) },
+    { resource: RLIMIT_NOFILE, name: "nofile", value: BigInt(b.nofile) },
     { resource: RLIMIT_NPROC, name: "nproc", value: BigInt(nproc) },
     { resource: RLIMIT_CORE, name: "core", value: 0n },
   ];

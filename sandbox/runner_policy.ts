@@ -79,34 +79,19 @@ import {
   nr,
   X32_SYSCALL_BIT,
 } from "./seccomp_tables.ts";
-import {
-  RLIMIT_AS,
-  RLIMIT_CORE,
-  RLIMIT_CPU,
-  RLIMIT_DATA,
-  RLIMIT_FSIZE,
-  RLIMIT_NOFILE,
-  RLIMIT_NPROC,
-  type RlimitSetting,
-} from "./rlimits.ts";
+import { rlimitPlan, type RlimitSetting } from "./rlimits.ts";
 
 /** The runner's limits; NPROC is relative to the sandbox uid's tasks at spawn. */
 export function runnerRlimitPlan(uidTasks = 0): RlimitSetting[] {
-  const nproc = COMMAND_RLIMIT_NPROC + Math.max(0, Math.floor(uidTasks));
-  return [
-    {
-      resource: RLIMIT_CPU,
-      name: "cpu",
-      value: BigInt(COMMAND_RLIMIT_CPU_S),
-      hard: BigInt(COMMAND_RLIMIT_CPU_S + 1),
-    },
-    { resource: RLIMIT_AS, name: "as", value: BigInt(COMMAND_RLIMIT_AS_BYTES) },
-    { resource: RLIMIT_DATA, name: "data", value: BigInt(COMMAND_RLIMIT_DATA_BYTES) },
-    { resource: RLIMIT_FSIZE, name: "fsize", value: BigInt(COMMAND_RLIMIT_FSIZE_BYTES) },
-    { resource: RLIMIT_NOFILE, name: "nofile", value: BigInt(COMMAND_RLIMIT_NOFILE) },
-    { resource: RLIMIT_NPROC, name: "nproc", value: BigInt(nproc) },
-    { resource: RLIMIT_CORE, name: "core", value: 0n },
-  ];
+  return rlimitPlan({
+    cpuS: COMMAND_RLIMIT_CPU_S,
+    cpuHardS: COMMAND_RLIMIT_CPU_S + 1,
+    asBytes: COMMAND_RLIMIT_AS_BYTES,
+    dataBytes: COMMAND_RLIMIT_DATA_BYTES,
+    fsizeBytes: COMMAND_RLIMIT_FSIZE_BYTES,
+    nofile: COMMAND_RLIMIT_NOFILE,
+    nproc: COMMAND_RLIMIT_NPROC,
+  }, uidTasks);
 }
 
 // Landlock filesystem rights beyond the read ones (linux/landlock.h).

@@ -7,7 +7,7 @@
  *
  * This file enforces nothing by itself.
  */
-import { addressOf, cstr, syscall } from "./libc.ts";
+import { cstr, cStringVector, syscall } from "./libc.ts";
 
 const SYMBOLS = {
   posix_spawn: {
@@ -26,20 +26,16 @@ export function posixSpawn(
 ): { ok: true; pid: number } | { ok: false; errno: number } {
   lib ??= Deno.dlopen("libc.so.6", SYMBOLS);
   const keep: Uint8Array[] = [];
-  const vec = (items: readonly string[]) => {
-    const arr = new BigUint64Array(items.length + 1);
-    items.forEach((s, i) => {
-      const c = cstr(s);
-      keep.push(c);
-      arr[i] = addressOf(c);
-    });
-    const bytes = new Uint8Array(arr.buffer);
-    keep.push(bytes);
-    return bytes;
-  };
   const pidBuf = new Uint8Array(4);
   const envItems = Object.entries(env).map(([k, v]) => `${k}=${v}`);
-  const rc = lib.symbols.posix_spawn(pidBuf, cstr(path), null, null, vec(argv), vec(envItems));
+  const rc = lib.symbols.posix_spawn(
+    pidBuf,
+    cstr(path),
+    null,
+    null,
+    cStringVector(argv, keep),
+    cStringVector(envItems, keep),
+  );
   void keep.length;
   if (rc !== 0) return { ok: false, errno: rc };
   return { ok: true, pid: new DataView(pidBuf.buffer).getInt32(0, true) };
