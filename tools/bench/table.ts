@@ -9,6 +9,7 @@
  * Run: ./node_modules/deno/deno run --config deno.json -A tools/bench/table.ts [out.json]
  */
 import { type Measure, type MeasureRow, toRow } from "./report.ts";
+import { buildWorker } from "../build/worker.ts";
 
 const repo = new URL("../../", import.meta.url).pathname;
 const out = Deno.args[0] ?? `${repo}bench-results.json`;
@@ -19,6 +20,8 @@ const benches = [...Deno.readDirSync(`${repo}tools/bench`)]
   .filter((n) => n.endsWith("_bench.ts") && (!only || n.startsWith(only)))
   .sort();
 
+// Every bench that spawns Workers measures the production one: dist/worker.js, fresh [PF-1].
+await buildWorker(true);
 const tmp = Deno.makeTempFileSync({ prefix: "bench-rows-" });
 const failed: string[] = [];
 const started = new Date();
