@@ -8,7 +8,12 @@
  * through the normal Run admission like any other message, so retry can never
  * bypass a fence, a cap or the one-active-Run rule.
  */
-import { DEFAULT_CONVERSATION_TITLE } from "../protocol/api.ts";
+import {
+  type BranchGroupJson,
+  type ConversationJson,
+  DEFAULT_CONVERSATION_TITLE,
+  type TurnJson,
+} from "../protocol/api.ts";
 import { escapeName } from "../display_name.ts";
 import { AppError } from "../errors.ts";
 import {
@@ -25,41 +30,11 @@ import type { CursorCodec } from "./cursor.ts";
 // The default title is part of the API contract (the UI shows the same one before the reply).
 export { DEFAULT_CONVERSATION_TITLE };
 
-export interface ConversationView {
-  id: string;
-  title: string;
-  revision: number;
-  parent_id: string | null;
-  head_turn_id: string | null;
-  branched_from_turn_id: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface TurnView {
-  id: string;
-  seq: number;
-  state: store.TurnState;
-  user_message: string;
-  /** Only completed Turns carry an assistant message [CV-5]. */
-  assistant_message: string | null;
-  run_id: string | null;
-  created_at: string;
-  finished_at: string | null;
-  /** What a failed/cancelled Turn had shown when it ended; never model history [CV-5]. */
-  partial_text: string | null;
-  /** Safe terminal summary of a failed/cancelled/interrupted Turn. */
-  terminal:
-    | { code: string | null; stage: string | null; retryable: boolean; duration_ms: number }
-    | null;
-}
-
+/** The API's shapes (runtime/protocol/api.ts): the views this service answers with. */
+export type ConversationView = ConversationJson;
+export type TurnView = TurnJson;
 /** One set of alternatives `‹ 1/2 ›` navigates [UI-8]. */
-export interface BranchGroupView {
-  anchor_turn_id: string | null;
-  index: number;
-  members: { session_id: string; title: string; turn_id: string | null }[];
-}
+export type BranchGroupView = BranchGroupJson;
 
 export interface ConversationDetail {
   session: ConversationView;

@@ -69,14 +69,21 @@ export function insertConversation(
   row: { id: string; title: string; now: number },
   max: number,
 ): boolean {
-  return transaction(db, () => {
-    if (countConversations(db) >= max) return false;
-    db.prepare(
-      `INSERT INTO conversations (id, title, revision, created_at, updated_at)
-       VALUES (?, ?, 0, ?, ?)`,
-    ).run(row.id, row.title, row.now, row.now);
-    return true;
-  });
+  return transaction(db, () => insertConversationInTransaction(db, row, max));
+}
+
+/** As `insertConversation`, for callers that already hold a transaction (an import). */
+export function insertConversationInTransaction(
+  db: DatabaseSync,
+  row: { id: string; title: string; now: number },
+  max: number,
+): boolean {
+  if (countConversations(db) >= max) return false;
+  db.prepare(
+    `INSERT INTO conversations (id, title, revision, created_at, updated_at)
+     VALUES (?, ?, 0, ?, ?)`,
+  ).run(row.id, row.title, row.now, row.now);
+  return true;
 }
 
 export type MutationResult = "ok" | "missing" | "busy" | "stale";

@@ -7,7 +7,11 @@
  * Run (run_id NULL); the search triggers index them in the same transaction.
  */
 import type { DatabaseSync } from "node:sqlite";
-import { countConversations, type TurnRow, type TurnState } from "./agent_state_store.ts";
+import {
+  insertConversationInTransaction,
+  type TurnRow,
+  type TurnState,
+} from "./agent_state_store.ts";
 import { transaction } from "./sqlite.ts";
 
 const TURN_COLS = "id, seq, state, user_message, assistant_message, created_at, finished_at, " +
@@ -38,11 +42,7 @@ export function importConversation(
   max: number,
 ): boolean {
   return transaction(db, () => {
-    if (countConversations(db) >= max) return false;
-    db.prepare(
-      `INSERT INTO conversations (id, title, revision, created_at, updated_at)
-       VALUES (?, ?, 0, ?, ?)`,
-    ).run(c.id, c.title, c.now, c.now);
+    if (!insertConversationInTransaction(db, c, max)) return false;
     const ins = db.prepare(
       `INSERT INTO turns (id, conversation_id, seq, state, user_message, assistant_message,
                           created_at, finished_at, terminal_code, terminal_stage, retryable)

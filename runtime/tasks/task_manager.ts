@@ -23,6 +23,7 @@
  *   removes the rows and roots of old Tasks.
  */
 import type { DatabaseSync } from "node:sqlite";
+import type { z } from "zod";
 import { AppError, type ErrorCode } from "../errors.ts";
 import { agentRuntimeRel, taskRootRel } from "../home.ts";
 import {
@@ -38,6 +39,7 @@ import {
 import type { Logger } from "../log.ts";
 import { isValidId } from "../path_safety.ts";
 import { canonicalJson, utf8Bytes } from "../protocol/digest.ts";
+import type { TaskViewSchema } from "../protocol/api.ts";
 import type { CommandRequest } from "../exec/command_args.ts";
 import { type ExecResult, RunExec, type RunnerPort } from "../exec/run_exec.ts";
 import { OutputSpool, readSpoolTail } from "./output_spool.ts";
@@ -67,39 +69,11 @@ export interface TaskManagerOptions {
   now?: () => number;
 }
 
-/** What the API and the Tasks panel show of one Task. */
-export interface TaskView {
-  task_id: string;
-  run_id: string;
-  conversation_id: string | null;
-  call_id: string;
-  argv: string[];
-  cwd: string;
-  timeout_s: number;
-  status: TaskStatus;
-  exit_code: number | null;
-  signal: string | null;
-  error_code: string | null;
-  created_at: number;
-  ended_at: number | null;
-  elapsed_ms: number;
-  output_bytes: number;
-  /** Bytes dropped from the front of the spool (the tail is kept) [EX-6]. */
-  output_omitted_bytes: number;
-  /** The last bytes of the output and how many bytes came before them. */
-  output_tail: string;
-  output_tail_earlier_bytes: number;
-  change_set: ChangeSetSummaryView | null;
-  /** Whether `exec/apply {task_id}` can apply the change set now. */
-  applicable: boolean;
-}
+/** What the API and the Tasks panel show of one Task: the protocol's shape (api.ts). */
+export type TaskView = z.infer<typeof TaskViewSchema>;
 
-export interface ChangeSetSummaryView {
-  total: number;
-  truncated: boolean;
-  counts: { added: number; modified: number; deleted: number };
-  entries: { path: string; kind: string; note: string | null }[];
-}
+/** A Task's change set as the view summarises it. */
+export type ChangeSetSummaryView = NonNullable<TaskView["change_set"]>;
 
 /** A Run's port to its Agent's Tasks (the exec tools and task/status, task/output) [EX-6]. */
 export interface RunTasks {
