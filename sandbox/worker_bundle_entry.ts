@@ -15,7 +15,12 @@ if (import.meta.main) {
     body: {
       load: async () => (await import("../runtime/kernel/worker_main.ts")).harnessWorkerBody,
     },
-    // Both files are builds of this entry (tools/build/worker.ts).
-    stage2: { module: new URL("worker_stage2.js", import.meta.url), argsPrefix: [] },
+    // Both files are builds of this entry (tools/build/worker.ts). Stage 2 cannot reach
+    // Deno's code cache under Landlock anyway; without it Deno starts one thread fewer.
+    stage2: {
+      module: new URL("worker_stage2.js", import.meta.url),
+      argsPrefix: [],
+      denoFlags: ["--no-code-cache"],
+    },
   }).then((code) => Deno.exit(code));
 }

@@ -53,9 +53,10 @@ export interface Stage2Entry {
   /** Arguments before the worker flags (["worker"] for main.ts). */
   argsPrefix: readonly string[];
   /**
-   * Extra Deno permission flags for stage 2. Production passes none; the
-   * escape probes grant Deno-level permissions so their attempts reach the
-   * kernel and prove the OS confinement, not Deno's permission layer, denies.
+   * Extra Deno flags for stage 2. Production grants no permission here (the
+   * bundled Worker passes only `--no-code-cache`); the escape probes grant
+   * Deno-level permissions so their attempts reach the kernel and prove the
+   * OS confinement, not Deno's permission layer, denies.
    * @default []
    */
   denoFlags?: readonly string[];
