@@ -104,6 +104,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
   const ac = new AbortController();
   let fired: TimerReason | null = null;
   let ttfb: number | null = null;
+  let firstDeltaYielded = false;
   const fire = (r: TimerReason) => {
     fired ??= r;
     ac.abort();
@@ -260,6 +261,13 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptResult> {
           usage: NO_USAGE,
           ttfbMs: ttfb,
         };
+      }
+      // [PF-1] The first delta reaches the client before the rest of a burst is parsed: a
+      // stream whose frames arrive in one read would otherwise be parsed whole — and its Turn
+      // finished — in microtasks, before the event loop writes that delta to the SSE socket.
+      if (!frame.done && !firstDeltaYielded && input.answer.deltasSent > 0) {
+        firstDeltaYielded = true;
+        await new Promise((r) => setTimeout(r, 0));
       }
       if (!frame.done) continue;
       const reason = frame.done_reason === "length" ? "length" : "stop";

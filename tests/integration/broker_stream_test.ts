@@ -314,3 +314,35 @@ Deno.test("once the 12 KiB answer is committed, a drain that breaks a stream bou
     }
   }, { timeouts: { firstFrameMs: 10_000, idleMs: 1500, callMs: 20_000 } }); // idle: only the stall
 });
+
+Deno.test("the event loop turns once after a call's first delta, before the rest of the stream is parsed [PF-1]", async () => {
+  await withBroker(async ({ ollama, broker, req }) => {
+    ollama.enqueue((c) => ({
+      kind: "stream",
+      // The whole stream in one write: the broker reads it at once.
+      steps: [{
+        raw: [
+          ...Array.from({ length: 40 }, (_, i) => contentFrame(c.model, ` w${i}`)),
+          doneFrame(c.model, { evalCount: 40 }),
+        ].map((f) => JSON.stringify(f) + "\n").join(""),
+      }],
+    }));
+    // A timer set at the first delta stands for the SSE write of that delta: it must run
+    // before the rest of the stream (read at once) is parsed and its last delta emitted.
+    const order: string[] = [];
+    const { req: r } = req({
+      onDelta: (d) => {
+        order.push(`delta ${d.index}`);
+        if (d.index === 0) setTimeout(() => order.push("macrotask"), 0);
+      },
+    });
+    const out = await broker.chat(r);
+    order.push("outcome");
+    assertEquals(out.kind, "completed");
+    assertEquals(order[0], "delta 0");
+    const lastDelta = order.findLastIndex((x) => x.startsWith("delta"));
+    assert(lastDelta > 0, order.join(", "));
+    const turned = order.indexOf("macrotask");
+    assert(turned > 0 && turned < lastDelta, order.join(", "));
+  });
+});
