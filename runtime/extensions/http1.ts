@@ -11,9 +11,18 @@
  * reported, never buffered; every 3xx is refused (never followed); the whole
  * exchange runs under one deadline and an abort signal, after which the
  * socket is closed. Failures are fixed error codes, never exception text.
+ * The wire rules (head, status, headers, framing) are protocol/http1.ts's,
+ * shared with the Ollama client.
  */
 import type { ErrorCode } from "../errors.ts";
 import { MCP_REQUEST_MAX_BYTES, MCP_RESPONSE_HEAD_MAX_BYTES } from "../limits.ts";
+import {
+  addHeaderLine,
+  bodyFraming,
+  parseChunkSize,
+  parseStatusLine,
+  requestHead,
+} from "../protocol/http1.ts";
 import type { PinnedServer } from "./net_rules.ts";
 
 export type Fail = { ok: false; code: ErrorCode };
@@ -179,15 +188,12 @@ export async function pinnedPost(
   } catch {
     return fail("mcp_unreachable");
   }
-  const head = [
-    `POST ${server.path || "/"} HTTP/1.1`,
-    `Host: ${target(server)}`,
-    "Connection: close",
-    `Content-Length: ${opts.body.length}`,
-    ...Object.entries(opts.headers).map(([k, v]) => `${k}: ${v}`),
-    "",
-    "",
-  ].join("\r\n");
+  const head = requestHead("POST", server.path || "/", [
+    ["Host", target(server)],
+    ["Connection", "close"],
+    ["Content-Length", String(opts.body.length)],
+    ...Object.entries(opts.headers),
+  ]);
   const w = new Wire(conn);
   try {
     const out = new Uint8Array([...new TextEncoder().encode(head), ...opts.body]);
@@ -200,21 +206,16 @@ export async function pinnedPost(
     let budget = MCP_RESPONSE_HEAD_MAX_BYTES;
     const status = await w.line(budget);
     budget -= status.length;
-    const m = /^HTTP\/1\.[01] (\d{3})(?: .*)?$/.exec(status);
-    if (!m) return fail("mcp_protocol_error");
+    const code = parseStatusLine(status);
+    if (code === null) return fail("mcp_protocol_error");
     const headers = new Map<string, string>();
     for (;;) {
       const l = await w.line(budget);
       budget -= l.length + 2;
       if (budget < 0) return fail("mcp_protocol_error");
       if (l === "") break;
-      const c = l.indexOf(":");
-      if (c <= 0) return fail("mcp_protocol_error");
-      const k = l.slice(0, c).trim().toLowerCase();
-      const v = l.slice(c + 1).trim();
-      headers.set(k, headers.has(k) ? `${headers.get(k)}, ${v}` : v);
+      if (!addHeaderLine(headers, l)) return fail("mcp_protocol_error");
     }
-    const code = Number(m[1]);
     if (code >= 300 && code < 400) return fail("mcp_redirect_refused");
     const body = bodyReader(w, headers);
     const guarded: BodyReader = {
@@ -243,19 +244,18 @@ export class McpWireError extends Error {
 }
 
 function bodyReader(w: Wire, headers: Map<string, string>): BodyReader {
-  const te = headers.get("transfer-encoding")?.toLowerCase();
-  const cl = headers.get("content-length");
-  if (te !== undefined) {
-    if (te !== "chunked") throw new Cut("mcp_protocol_error");
+  const framing = bodyFraming(headers);
+  if (framing === null) throw new Cut("mcp_protocol_error");
+  if (framing.mode === "chunked") {
     let left = 0;
     let done = false;
     return {
       async next() {
         if (done) return null;
         if (left === 0) {
-          const size = (await w.line(64)).split(";")[0].trim();
-          if (!/^[0-9a-fA-F]{1,8}$/.test(size)) throw new Cut("mcp_protocol_error");
-          left = parseInt(size, 16);
+          const size = parseChunkSize(await w.line(64), 8);
+          if (size === null) throw new Cut("mcp_protocol_error");
+          left = size;
           if (left === 0) {
             done = true;
             return null;
@@ -272,8 +272,7 @@ function bodyReader(w: Wire, headers: Map<string, string>): BodyReader {
       },
     };
   }
-  let left = cl === undefined ? Infinity : Number(cl);
-  if (cl !== undefined && !/^\d{1,12}$/.test(cl)) throw new Cut("mcp_protocol_error");
+  let left = framing.mode === "length" ? framing.length : Infinity;
   return {
     async next() {
       if (left === 0) return null;

@@ -6,9 +6,18 @@
  * redirects, no connection pool shared with anything else, bounded response
  * headers; `close()` (or the abort signal) closes the socket at once, so the
  * provider sees the disconnect promptly and stops generating [MB-5, MB-7].
- * Body framing: Content-Length, chunked, or read-until-close.
+ * Body framing: Content-Length, chunked, or read-until-close (the wire rules
+ * are protocol/http1.ts's, shared with the MCP client).
  */
 import { PROVIDER_HEADER_MAX_BYTES } from "../limits.ts";
+import {
+  addHeaderLine,
+  type BodyFraming,
+  bodyFraming,
+  parseChunkSize,
+  parseStatusLine,
+  requestHead,
+} from "../protocol/http1.ts";
 import { concatBytes } from "../protocol/bytes.ts";
 
 export interface PinnedAddress {
@@ -58,24 +67,15 @@ export class HttpResponse {
     end: number,
     readonly status: number,
     readonly headers: ReadonlyMap<string, string>,
+    framing: BodyFraming,
     signal?: AbortSignal,
   ) {
     this.#conn = conn;
     this.#buf = buf;
     this.#start = start;
     this.#end = end;
-    const te = headers.get("transfer-encoding")?.toLowerCase();
-    const cl = headers.get("content-length");
-    if (te === "chunked") {
-      this.#mode = "chunked";
-      this.#remaining = 0;
-    } else if (cl !== undefined && /^\d{1,12}$/.test(cl)) {
-      this.#mode = "length";
-      this.#remaining = Number(cl);
-    } else {
-      this.#mode = "eof";
-      this.#remaining = 0;
-    }
+    this.#mode = framing.mode;
+    this.#remaining = framing.mode === "length" ? framing.length : 0;
     this.#signal = signal;
     this.#onAbort = () => this.close();
     signal?.addEventListener("abort", this.#onAbort, { once: true });
@@ -149,9 +149,8 @@ export class HttpResponse {
         if ((await this.#readLine()) !== "") throw new TransportError("io", "bad chunk end");
         this.#needCrlf = false;
       }
-      const digits = (await this.#readLine()).split(";")[0].trim();
-      if (!/^[0-9a-fA-F]{1,12}$/.test(digits)) throw new TransportError("io", "bad chunk size");
-      const size = parseInt(digits, 16);
+      const size = parseChunkSize(await this.#readLine(), 12);
+      if (size === null) throw new TransportError("io", "bad chunk size");
       if (size === 0) {
         this.#done = true;
         return null;
@@ -226,16 +225,18 @@ export async function httpRequest(addr: PinnedAddress, req: HttpRequest): Promis
   };
   req.signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    const head = [
-      `${req.method} ${req.path} HTTP/1.1`,
-      `Host: ${addr.hostHeader}`,
-      "User-Agent: agent-builder",
-      "Accept: application/x-ndjson, application/json",
-      "Connection: close",
-      ...(req.body ? ["Content-Type: application/json", `Content-Length: ${req.body.length}`] : []),
-      "",
-      "",
-    ].join("\r\n");
+    const head = requestHead(req.method, req.path, [
+      ["Host", addr.hostHeader],
+      ["User-Agent", "agent-builder"],
+      ["Accept", "application/x-ndjson, application/json"],
+      ["Connection", "close"],
+      ...(req.body
+        ? [["Content-Type", "application/json"], [
+          "Content-Length",
+          String(req.body.length),
+        ]] as const
+        : []),
+    ]);
     const headBytes = enc.encode(head);
     const all = new Uint8Array(headBytes.length + (req.body?.length ?? 0));
     all.set(headBytes);
@@ -261,16 +262,16 @@ export async function httpRequest(addr: PinnedAddress, req: HttpRequest): Promis
       headEnd = findHeadEnd(b, end);
     }
     const lines = dec.decode(b.subarray(0, headEnd)).split("\r\n");
-    const m = /^HTTP\/1\.[01] (\d{3})(?: .*)?$/.exec(lines[0]);
-    if (!m) throw new TransportError("head", "bad status line");
+    const status = parseStatusLine(lines[0]);
+    if (status === null) throw new TransportError("head", "bad status line");
     const headers = new Map<string, string>();
     for (const line of lines.slice(1)) {
-      const i = line.indexOf(":");
-      if (i <= 0) throw new TransportError("head", "bad header line");
-      headers.set(line.slice(0, i).trim().toLowerCase(), line.slice(i + 1).trim());
+      if (!addHeaderLine(headers, line)) throw new TransportError("head", "bad header line");
     }
+    const framing = bodyFraming(headers);
+    if (framing === null) throw new TransportError("head", "bad body framing");
     req.signal?.removeEventListener("abort", onAbort);
-    return new HttpResponse(conn, b, headEnd + 4, end, Number(m[1]), headers, req.signal);
+    return new HttpResponse(conn, b, headEnd + 4, end, status, headers, framing, req.signal);
   } catch (err) {
     req.signal?.removeEventListener("abort", onAbort);
     onAbort();
