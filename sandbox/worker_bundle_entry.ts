@@ -1,12 +1,14 @@
 /**
- * The entry of the pre-bundled Worker `dist/worker.js` [PF-1, PF-5]: both
- * stages of a non-compiled Worker run this one file instead of main.ts and
- * its few hundred modules (see tools/build/worker.ts and docs/performance.md).
+ * The entry of the pre-bundled Worker [PF-1, PF-5]: a non-compiled Worker
+ * runs builds of this one file instead of main.ts and its few hundred modules
+ * (tools/build/worker.ts, docs/performance.md). Stage 1 runs `dist/worker.js`
+ * (an ES module) and execve's into `dist/worker_stage2.js`, which evaluates
+ * the same entry built as one script.
  *
  * What this file enforces: nothing of its own — it is `main.ts worker`
- * without the other sub-commands. Stage 1 execve's this same file into stage
- * 2 (so both stages run the same code), and the Worker body is loaded only
- * in stage 2, after confinement and attestation.
+ * without the other sub-commands, through the same `workerCommand`; the
+ * Worker body is loaded by stage 2 alone, under Landlock, no_new_privs and the
+ * sandbox uid, before seccomp and attestation.
  */
 import { workerCommand } from "./worker_entry.ts";
 

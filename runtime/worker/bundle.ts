@@ -42,7 +42,10 @@ export function workerBundleFresh(
   }
 }
 
-/** The entry both stages of a production (non-compiled) Worker run. */
+/**
+ * The module a production (non-compiled) Worker starts with: stage 1 runs it
+ * and names stage 2's (the bundle's own stage-2 build, or main.ts again).
+ */
 export function productionStage2Entry(): Stage2Entry {
   return workerBundleFresh() ? { module: WORKER_BUNDLE, argsPrefix: [] } : mainStage2Entry();
 }
