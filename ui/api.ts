@@ -9,7 +9,12 @@
  * `Origin: null` on non-CORS POSTs, so each request asks for
  * `referrerPolicy: "same-origin"`: the server requires the exact Origin on
  * every state change.
+ *
+ * Answers are parsed with the server's own schemas (runtime/protocol/api.ts):
+ * the error envelope, the session and the login answer; a body that does not
+ * match is `bad_response`, never a guess.
  */
+import { ErrorResponse, LoginResponse, SessionResponse } from "../runtime/protocol/api.ts";
 
 export type ApiMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -46,19 +51,10 @@ export class ApiError extends Error {
   }
 }
 
-interface Envelope {
-  code: string;
-  message: string;
-  retryable?: boolean;
-}
-
-function envelope(body: unknown): Envelope | null {
-  if (body === null || typeof body !== "object") return null;
-  const e = (body as { error?: unknown }).error;
-  if (e === null || typeof e !== "object") return null;
-  const { code, message, retryable } = e as Record<string, unknown>;
-  if (typeof code !== "string" || typeof message !== "string") return null;
-  return { code, message, retryable: retryable === true };
+/** The fixed error envelope of a non-2xx answer, or null when the body is not one. */
+function envelope(body: unknown): ErrorResponse["error"] | null {
+  const r = ErrorResponse.safeParse(body);
+  return r.success ? r.data.error : null;
 }
 
 export interface ApiClientOptions {
@@ -133,22 +129,22 @@ export function createApiClient(opts: ApiClientOptions = {}): ApiClient {
     },
     async loadSession() {
       try {
-        const r = await request("GET", "/api/session") as Record<string, unknown>;
-        if (typeof r?.csrf_token !== "string" || typeof r.expires_at !== "string") {
-          throw new ApiError("bad_response", 200, r, null);
-        }
-        csrf = r.csrf_token;
-        return { csrfToken: r.csrf_token, expiresAt: r.expires_at };
+        const body = await request("GET", "/api/session");
+        const r = SessionResponse.safeParse(body);
+        if (!r.success) throw new ApiError("bad_response", 200, body, null);
+        csrf = r.data.csrf_token;
+        return { csrfToken: r.data.csrf_token, expiresAt: r.data.expires_at };
       } catch (err) {
         if (err instanceof ApiError && err.status === 401) return null;
         throw err;
       }
     },
     async login(token) {
-      const r = await request("POST", "/api/login", { token }) as Record<string, unknown>;
-      if (typeof r?.csrf_token !== "string") throw new ApiError("bad_response", 200, r, null);
-      csrf = r.csrf_token;
-      return r.csrf_token;
+      const body = await request("POST", "/api/login", { token });
+      const r = LoginResponse.safeParse(body);
+      if (!r.success) throw new ApiError("bad_response", 200, body, null);
+      csrf = r.data.csrf_token;
+      return r.data.csrf_token;
     },
     async logout() {
       try {

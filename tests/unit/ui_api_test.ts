@@ -94,3 +94,24 @@ Deno.test("login errors become fixed, helpful text", () => {
     "Login failed unexpectedly. Reload the page and try again.",
   );
 });
+
+Deno.test("the session, login and error answers are parsed with the server's schemas, never guessed", async () => {
+  const c = createApiClient({
+    fetch: fakeFetch([
+      // A session missing expires_at, a login answer with an extra field: bad_response.
+      json({ csrf_token: "T" }),
+      json({ csrf_token: "T", token: "leak" }),
+      // An error body that is not the fixed envelope keeps the HTTP status as its code.
+      json({ error: { code: "rate_limited", msg: "m" } }, 429),
+      json({ error: { code: "agent_busy", message: "m", retryable: true } }, 409),
+    ], []),
+  });
+  const s = await assertRejects(() => c.loadSession()) as ApiError;
+  assertEquals([s.code, c.csrf()], ["bad_response", null]);
+  const l = await assertRejects(() => c.login("x".repeat(12))) as ApiError;
+  assertEquals([l.code, c.csrf()], ["bad_response", null]);
+  const e = await assertRejects(() => c.request("GET", "/api/x")) as ApiError;
+  assertEquals([e.code, e.retryable], ["http_429", false]);
+  const b = await assertRejects(() => c.request("GET", "/api/x")) as ApiError;
+  assertEquals([b.code, b.retryable], ["agent_busy", true]);
+});

@@ -7,6 +7,7 @@
  * expire with it), and an approval this browser just decided disappears at
  * once, before its `permission.decided` event arrives.
  */
+import { PolicyRuleSchema } from "../../runtime/protocol/api.ts";
 import type { EventEnvelope, PendingPermission, PolicyRule } from "./types.ts";
 
 /** What of a watched Run the fold reads (a RunView satisfies it). */
@@ -21,15 +22,10 @@ function text(v: unknown): string {
   return typeof v === "string" ? v : "";
 }
 
-/** The streamed "Always allow" rule, when it has the rule's shape. */
+/** The streamed "Always allow" rule, when it is an allow rule of the server's shape. */
 function ruleOf(v: unknown): PolicyRule | null {
-  if (v === null || typeof v !== "object") return null;
-  const r = v as Record<string, unknown>;
-  if (typeof r.tool !== "string" || r.decision !== "allow") return null;
-  if (r.path_prefix !== undefined && typeof r.path_prefix !== "string") return null;
-  return r.path_prefix === undefined
-    ? { tool: r.tool, decision: "allow" }
-    : { tool: r.tool, decision: "allow", path_prefix: r.path_prefix };
+  const r = PolicyRuleSchema.safeParse(v);
+  return r.success && r.data.decision === "allow" ? r.data : null;
 }
 
 /**

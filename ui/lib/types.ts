@@ -15,6 +15,7 @@ import {
   ConversationDetailResponse,
   ConversationSchema,
   PendingPermissionSchema,
+  type PolicyRuleJson,
   PublicModelSchema,
   StreamFrameSchema,
   TurnSchema,
@@ -141,12 +142,8 @@ export interface PendingPermission {
   fullDiffBytes: number | null;
 }
 
-/** One rule of an Agent's policy [TL-9]. */
-export interface PolicyRule {
-  tool: string;
-  decision: "allow" | "ask" | "deny";
-  path_prefix?: string;
-}
+/** One rule of an Agent's policy [TL-9]: the server's shape. */
+export type PolicyRule = PolicyRuleJson;
 
 /** A rule's scope in words ("file/write in notes/"). */
 export function ruleScope(r: { tool: string; path_prefix?: string }): string {
