@@ -41,8 +41,8 @@ import { dropAllCapabilities, type TargetIdentity } from "./capabilities.ts";
 import { buildWorkerFilter, type WorkerFilterOptions } from "./seccomp_bpf.ts";
 import { installSeccompAllThreads } from "./seccomp.ts";
 import {
-  addressOf,
   cstr,
+  cStringVector,
   EACCES,
   hostArch,
   O_CLOEXEC,
@@ -118,19 +118,13 @@ export const PRODUCTION_STEPS: ConfineSteps = {
   applyLandlock: (plan) => applyLandlockOnCurrentThread(plan),
   execve: (path, argv, env) => {
     const keep: Uint8Array[] = [];
-    const vec = (items: readonly string[]) => {
-      const arr = new BigUint64Array(items.length + 1);
-      items.forEach((s, i) => {
-        const c = cstr(s);
-        keep.push(c);
-        arr[i] = addressOf(c);
-      });
-      const bytes = new Uint8Array(arr.buffer);
-      keep.push(bytes);
-      return bytes;
-    };
     const envItems = Object.entries(env).map(([k, v]) => `${k}=${v}`);
-    const r = syscall("execve", cstr(path), vec(argv), vec(envItems));
+    const r = syscall(
+      "execve",
+      cstr(path),
+      cStringVector(argv, keep),
+      cStringVector(envItems, keep),
+    );
     void keep.length;
     return fail("execve", r.errno); // execve returns only on failure
   },
