@@ -13,7 +13,8 @@
  * 2. Disk bytes written per Turn (/proc/<server>/io `write_bytes`, the bytes
  *    the server sent to storage) for a short and a long answer: the journal
  *    writes at semantic boundaries only, so the difference should be about the
- *    committed answer text (twice: Turn row + completed block), not per token.
+ *    committed answer text (Turn row, completed block, search index), not per
+ *    token. Median (the goal) and fewest of DISK_TURNS (see there).
  *
  * Run: ./node_modules/deno/deno run --config deno.json -A tools/bench/run_bench.ts
  */
@@ -33,6 +34,13 @@ import { WORKER_POOL_DEFAULT } from "../../runtime/limits.ts";
 import { atMost, measure } from "./report.ts";
 
 const TURNS = 10;
+/**
+ * Turns per answer length for the disk bytes [PF-4]. `write_bytes` also counts the
+ * re-dirtying of a page that writeback cleaned between two of a Turn's commits (the WAL's
+ * partly filled tail page and the WAL index); when writeback runs often (another process's
+ * sync, a busy disk) most Turns pay that, so both the median and the fewest are reported.
+ */
+const DISK_TURNS = 9;
 
 function answer(words: number): ScriptSource {
   return (c) => ({
@@ -203,7 +211,7 @@ async function main(): Promise<void> {
     ) {
       const c = await newConversation(h);
       const per: number[] = [];
-      for (let i = 0; i < 5; i++) {
+      for (let i = 0; i < DISK_TURNS; i++) {
         const before = writeBytes(pid);
         await turn(h, c, words);
         // Let the WAL write of the terminal transaction reach the block layer accounting.
@@ -218,9 +226,15 @@ async function main(): Promise<void> {
         "B",
         atMost(65536, "≤ 64 KiB [PF-4]"),
       );
+      measure(
+        "run",
+        `disk bytes per Turn, ${label}, fewest of ${DISK_TURNS}`,
+        Math.min(...per),
+        "B",
+      );
       console.log(
-        `disk bytes per Turn, ${label}: ${median(per)} (answer text ≈ ${text} bytes, ` +
-          `${words} deltas streamed)`,
+        `disk bytes per Turn, ${label}: ${median(per)} median, ${Math.min(...per)} fewest ` +
+          `(answer text ≈ ${text} bytes, ${words} deltas streamed)`,
       );
     }
   } finally {
