@@ -29,8 +29,9 @@
 import { AppError } from "../errors.ts";
 import { CALL_ID_MAX, USAGE_ROWS_PER_RUN_MAX } from "../limits.ts";
 import { canonicalJson, domainDigest, utf8Bytes } from "../protocol/digest.ts";
+import { clampDurationMs } from "../protocol/events.ts";
 import { JournalUnavailable, type RunRecorder, type Terminal } from "../runs/run_recorder.ts";
-import { argsDigest } from "../runs/turn_context.ts";
+import { answerDigest, argsDigest } from "../runs/turn_context.ts";
 import { AcpFault } from "./jsonrpc.ts";
 import * as z from "zod";
 
@@ -241,7 +242,7 @@ export class AcpEventMap {
       input_tokens: 0,
       output_tokens: 0,
       usage_complete: false,
-      elapsed_ms: Math.max(0, Math.min(86_400_000, this.now() - this.#callStarted)),
+      elapsed_ms: clampDurationMs(this.now() - this.#callStarted),
       attempts: 0,
     });
     if (this.#thought !== "") {
@@ -259,7 +260,7 @@ export class AcpEventMap {
         block: this.#calls,
         text: this.#blockText,
         bytes: utf8Bytes(this.#blockText),
-        digest: domainDigest("agent-builder/assistant-answer/v1", this.#blockText),
+        digest: answerDigest(this.#blockText),
         reason: this.#blockFull ? "max_output" : "stop",
       });
       this.#blockOpen = false;
@@ -337,7 +338,7 @@ export class AcpEventMap {
       result_bytes: utf8Bytes(result),
       result_digest: domainDigest("agent-builder/tool-result/v1", result),
       projection: failed ? "error" : "inline",
-      elapsed_ms: Math.max(0, Math.min(86_400_000, this.now() - t.started)),
+      elapsed_ms: clampDurationMs(this.now() - t.started),
     });
     if (this.#pendingPlan) {
       const p = this.#pendingPlan;
@@ -422,7 +423,7 @@ export class AcpEventMap {
           input_tokens: 0,
           output_tokens: 0,
           usage_complete: false,
-          elapsed_ms: Math.max(0, Math.min(86_400_000, this.now() - this.#callStarted)),
+          elapsed_ms: clampDurationMs(this.now() - this.#callStarted),
           attempts: 0,
         });
       }

@@ -23,7 +23,7 @@
  */
 import * as z from "zod";
 import { ACP_GATEWAY_BODY_MAX_BYTES, ACP_GATEWAY_TOKENS_MAX } from "../limits.ts";
-import type { Logger } from "../log.ts";
+import { errorName, type Logger } from "../log.ts";
 import { concatBytes } from "../protocol/bytes.ts";
 import { executeReadToolOffLoop, READ_TOOL_EXECUTORS } from "../runs/tool_exec.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
@@ -144,7 +144,7 @@ export class ScopedGateway {
           resolve();
         },
         onError: (err) => {
-          this.log.error("acp.gateway_error", { kind: (err as Error).name });
+          this.log.error("acp.gateway_error", { kind: errorName(err) });
           return json(500, { error: "internal_error" });
         },
       }, (req) => this.#handle(req));
@@ -267,7 +267,7 @@ export class ScopedGateway {
       });
     } catch (err) {
       // The Run may have ended and its database gone with its Agent: the refusal stands.
-      this.log.warn("acp.gateway_audit_failed", { kind: (err as Error).name });
+      this.log.warn("acp.gateway_audit_failed", { kind: errorName(err) });
     }
   }
 }

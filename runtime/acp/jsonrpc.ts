@@ -19,6 +19,7 @@ import * as z from "zod";
 import { ACP_LINE_MAX_BYTES, ACP_PEER_REQUESTS_MAX } from "../limits.ts";
 import type { ErrorCode } from "../errors.ts";
 import { LineSplitter, LineTooLongError } from "../protocol/line_splitter.ts";
+import { errorName } from "../log.ts";
 
 export type JsonRpcId = number | string;
 
@@ -156,7 +157,7 @@ export class RpcConnection {
   #send(msg: unknown): void {
     const bytes = enc.encode(JSON.stringify(msg) + "\n");
     this.#writes = this.#writes.then(() => this.#o.write(bytes)).catch((err) => {
-      this.close(new AcpFault("runner_crashed", `write: ${(err as Error).name}`));
+      this.close(new AcpFault("runner_crashed", `write: ${errorName(err)}`));
     });
   }
 

@@ -20,7 +20,7 @@
  */
 import * as z from "zod";
 import { ACP_HANDSHAKE_TIMEOUT_MS, ACP_STDERR_KEEP_BYTES } from "../limits.ts";
-import type { Logger } from "../log.ts";
+import { errorName, type Logger } from "../log.ts";
 import { AcpFault, RPC, RpcConnection, RpcError, type RpcHandlers } from "./jsonrpc.ts";
 import type { RunnerSpec } from "./runners.ts";
 
@@ -112,7 +112,7 @@ export class RunnerProcess {
         stderr: "piped",
       }).spawn();
     } catch (err) {
-      throw new AcpFault("runner_start_failed", (err as Error).name);
+      throw new AcpFault("runner_start_failed", errorName(err));
     }
     const p = new RunnerProcess(spec, child, log);
     try {

@@ -17,11 +17,11 @@ import { AppError } from "../errors.ts";
 import type { Migration } from "../store/migrate.ts";
 import { isValidId } from "../path_safety.ts";
 import { ArchiveError } from "./archive_error.ts";
+import { utf8Bytes } from "../protocol/utf8.ts";
 
 export const MANIFEST_PATH = "manifest.json";
 export const DATA_DIR = "data";
 
-const enc = new TextEncoder();
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
@@ -34,11 +34,11 @@ export function checkArchivePath(path: string): string {
   if (path.length === 0 || CONTROL.test(path) || path.includes("\\")) {
     throw new ArchiveError("path_invalid");
   }
-  if (enc.encode(path).length > BACKUP_PATH_MAX_BYTES) throw new ArchiveError("path_invalid");
+  if (utf8Bytes(path) > BACKUP_PATH_MAX_BYTES) throw new ArchiveError("path_invalid");
   const parts = path.split("/");
   for (const p of parts) {
     if (p === "." || p === "..") throw new ArchiveError("path_traversal");
-    if (p.length === 0 || enc.encode(p).length > BACKUP_PATH_COMPONENT_MAX_BYTES) {
+    if (p.length === 0 || utf8Bytes(p) > BACKUP_PATH_COMPONENT_MAX_BYTES) {
       throw new ArchiveError("path_invalid");
     }
   }

@@ -10,6 +10,7 @@
  * at 256 bytes; nothing but the branch line and the entries is kept.
  */
 import { GIT_STATUS_OUTPUT_MAX_BYTES, GIT_STATUS_PATHS_MAX } from "../limits.ts";
+import { utf8Bytes } from "../protocol/utf8.ts";
 
 export interface GitStatus {
   branch: string | null;
@@ -40,7 +41,7 @@ function cutLine(s: string): string {
 }
 
 /** Parses porcelain v2 with --branch. Unknown lines are ignored. */
-export function parseGitStatus(raw: string, totalBytes = enc.encode(raw).length): GitStatus {
+export function parseGitStatus(raw: string, totalBytes = utf8Bytes(raw)): GitStatus {
   const bytes = enc.encode(raw);
   const cut = Math.max(totalBytes, bytes.length) > GIT_STATUS_OUTPUT_MAX_BYTES;
   const lines = dec.decode(bytes.slice(0, GIT_STATUS_OUTPUT_MAX_BYTES)).split("\n");

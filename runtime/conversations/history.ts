@@ -34,6 +34,7 @@ import { allTurns, importConversation } from "../store/history_store.ts";
 import { getRun, listEvents } from "../store/run_store.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
 import { escapeName } from "../display_name.ts";
+import { utf8Bytes } from "../protocol/utf8.ts";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -82,7 +83,7 @@ export function exportJson(db: DatabaseSync, conversationId: string, now: number
     }),
   };
   const text = JSON.stringify(doc, null, 1);
-  if (new TextEncoder().encode(text).byteLength > CONVERSATION_EXPORT_MAX_BYTES) {
+  if (utf8Bytes(text) > CONVERSATION_EXPORT_MAX_BYTES) {
     throw new AppError("export_too_large");
   }
   return text;
@@ -104,7 +105,7 @@ export function exportMarkdown(db: DatabaseSync, conversationId: string, now: nu
       );}
   }
   const text = out.join("\n");
-  if (new TextEncoder().encode(text).byteLength > CONVERSATION_EXPORT_MAX_BYTES) {
+  if (utf8Bytes(text) > CONVERSATION_EXPORT_MAX_BYTES) {
     throw new AppError("export_too_large");
   }
   return text;

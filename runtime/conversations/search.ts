@@ -21,6 +21,7 @@ import {
 } from "../limits.ts";
 import { searchIndex } from "../store/search_store.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
+import { utf8Bytes } from "../protocol/utf8.ts";
 
 export interface SearchHit {
   conversation_id: string;
@@ -38,7 +39,7 @@ const CONTROL_OR_FORMAT = /[\p{Cc}\p{Cf}\p{Cs}]/u;
  * Pure.
  */
 export function toMatchExpression(q: string): string {
-  const bytes = new TextEncoder().encode(q).byteLength;
+  const bytes = utf8Bytes(q);
   if (bytes > SEARCH_QUERY_MAX_BYTES) throw new AppError("search_query_invalid", "too long");
   // Whitespace separates terms; controls/format characters (NUL, ESC, bidi …) are refused.
   if (CONTROL_OR_FORMAT.test(q.replace(/[\t\n\r]/g, " "))) {

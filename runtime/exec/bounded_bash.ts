@@ -19,6 +19,7 @@
  */
 import { AppError } from "../errors.ts";
 import { BASH_ARGS_MAX } from "../limits.ts";
+import { utf8Bytes } from "../protocol/utf8.ts";
 
 export const BOUNDED_BASH_BUILTINS = ["printf", "pwd", "true", "false"] as const;
 export type BoundedBashBuiltin = typeof BOUNDED_BASH_BUILTINS[number];
@@ -38,7 +39,7 @@ function refuse(): never {
 }
 
 function tokenize(command: string): Word[] {
-  if (new TextEncoder().encode(command).length > BOUNDED_BASH_MAX_BYTES) refuse();
+  if (utf8Bytes(command) > BOUNDED_BASH_MAX_BYTES) refuse();
   // deno-lint-ignore no-control-regex
   if (/[\x00-\x08\x0a-\x1f\x7f]/.test(command)) refuse();
   const words: Word[] = [];

@@ -98,6 +98,8 @@ import type {
   RunCommandOptions,
 } from "./runner_types.ts";
 import { sandboxDenoDir } from "../worker/supervisor.ts";
+import { utf8Bytes } from "../protocol/utf8.ts";
+import { errorName } from "../log.ts";
 
 export type { CommandResult, RunCommandOptions } from "./runner_types.ts";
 
@@ -105,7 +107,6 @@ export type { CommandResult, RunCommandOptions } from "./runner_types.ts";
 export const RUNNER_PATH = ["/usr/local/bin", "/usr/bin", "/bin"];
 
 const SIGKILL = 9;
-const enc = new TextEncoder();
 
 // ── validation ──────────────────────────────────────────────────────────────
 
@@ -126,7 +127,7 @@ export function validateCommand(
   let total = 0;
   for (const a of argv) {
     if (typeof a !== "string" || a.includes("\0")) invalid("argv item with NUL");
-    const n = enc.encode(a).length;
+    const n = utf8Bytes(a);
     if (n > COMMAND_ARG_MAX_ITEM_BYTES) invalid("argv item too long");
     total += n;
   }
@@ -139,7 +140,7 @@ export function validateCommand(
   if (typeof cwd !== "string" || cwd.includes("\0") || cwd.startsWith("/")) invalid("bad cwd");
   const parts = cwd.split("/").filter((p) => p !== "" && p !== ".");
   if (parts.some((p) => p === "..")) invalid("cwd escapes the workspace");
-  if (enc.encode(cwd).length > 1024 || parts.length > 32) invalid("cwd too long");
+  if (utf8Bytes(cwd) > 1024 || parts.length > 32) invalid("cwd too long");
   return parts.join("/");
 }
 
@@ -441,7 +442,7 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
       stderr: o.stderr ?? "null",
     }).spawn();
   } catch (err) {
-    throw new AppError("sandbox_unavailable", `runner spawn failed: ${(err as Error).name}`);
+    throw new AppError("sandbox_unavailable", `runner spawn failed: ${errorName(err)}`);
   }
   const stage1Pid = child.pid;
   const reader = new NdjsonReader(child.stdout, {

@@ -55,6 +55,7 @@ import { SECURITY_HEADERS } from "./headers.ts";
 import { freeDescriptors } from "./descriptors.ts";
 import { GUARD_TOKEN_HEADER, RequestFramer } from "./request_framing.ts";
 import { errorName } from "../log.ts";
+import { utf8Bytes } from "../protocol/utf8.ts";
 
 export interface ConnGuardOptions {
   hostname: string;
@@ -132,7 +133,7 @@ function fixedResponse(code: ErrorCode, status: string): Uint8Array {
     ...Object.entries(SECURITY_HEADERS).map(([k, v]) => `${k}: ${v}`),
     "cache-control: no-store",
     "connection: close",
-    `content-length: ${new TextEncoder().encode(body).length}`,
+    `content-length: ${utf8Bytes(body)}`,
   ];
   return new TextEncoder().encode(`${head.join("\r\n")}\r\n\r\n${body}`);
 }

@@ -16,6 +16,7 @@ import {
   SEARCH_RESULTS_MAX,
   USER_MESSAGE_MAX_BYTES,
 } from "../limits.ts";
+import { utf8Bytes } from "./utf8.ts";
 
 /** The title a Conversation gets when it is created without one (server and UI). */
 export const DEFAULT_CONVERSATION_TITLE = "New conversation";
@@ -242,8 +243,7 @@ export const SearchResponse = z.object({
  * digests and Run events in a file are never written into the journal.
  */
 export const CONVERSATION_EXPORT_FORMAT = "agent-builder.conversation/1";
-const utf8Max = (max: number) =>
-  z.string().refine((v) => new TextEncoder().encode(v).byteLength <= max, "too long");
+const utf8Max = (max: number) => z.string().refine((v) => utf8Bytes(v) <= max, "too long");
 export const ExportedEventSchema = z.object({
   seq: z.number().int().min(1).max(RUN_EVENTS_MAX),
   kind: z.string().max(64),

@@ -6,6 +6,7 @@
  */
 import type { ContextProjection, Turn } from "./types.ts";
 import { COUNTING_REASON_LABELS } from "../../runtime/protocol/api.ts";
+import { utf8Bytes } from "../../runtime/protocol/utf8.ts";
 
 export function fmtTokens(n: number): string {
   if (n < 1000) return String(Math.round(n));
@@ -34,7 +35,7 @@ export interface SizeView {
 export function sizeView(draft: string): SizeView {
   const text = draft.trim();
   const max = text.startsWith("/") ? COMMAND_MAX_BYTES : MESSAGE_MAX_BYTES;
-  const bytes = new TextEncoder().encode(text).length;
+  const bytes = utf8Bytes(text);
   const n = (x: number) => x.toLocaleString("en-US");
   if (bytes > max) {
     const by = bytes - max;
