@@ -122,6 +122,17 @@ export function writePrivateFileAtomic(root: string, relative: string, data: Uin
 }
 
 /** fsync a directory so a rename/create inside it is durable. */
+/** Whether anything (a link included, never followed) is at `path`; other errors propagate. */
+export function pathExists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
+  }
+}
+
 export function fsyncDir(dir: string): void {
   const d = Deno.openSync(dir, { read: true });
   try {

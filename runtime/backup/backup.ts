@@ -14,7 +14,7 @@ import { Gzip } from "fflate";
 import { AppError } from "../errors.ts";
 import { BACKUP_ENTRIES_MAX, BACKUP_ENTRY_MAX_BYTES, BACKUP_TOTAL_MAX_BYTES } from "../limits.ts";
 import { RELEASE } from "../limits.ts";
-import { ensurePrivateDir, fsyncDir } from "../path_safety.ts";
+import { ensurePrivateDir, fsyncDir, pathExists } from "../path_safety.ts";
 import { closeFd, randomSuffix, readFd, renameNoReplace } from "./fs.ts";
 import { encodeManifest, type ManifestDatabase, type ManifestEntry } from "./manifest.ts";
 import { MANIFEST_FORMAT, MANIFEST_VERSION } from "./manifest.ts";
@@ -74,7 +74,7 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
   const dir = ensurePrivateDir(opts.root, "backups");
   const fileName = `${name}.${opts.gzip ? "tar.gz" : "tar"}`;
   for (const taken of [`${name}.tar`, `${name}.tar.gz`]) {
-    if (exists(`${dir}/${taken}`)) throw new AppError("backup_exists");
+    if (pathExists(`${dir}/${taken}`)) throw new AppError("backup_exists");
   }
   const work = `${dir}/.tmp-${randomSuffix()}`;
   Deno.mkdirSync(work, { mode: 0o700 });
@@ -101,16 +101,6 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
     };
   } finally {
     Deno.removeSync(work, { recursive: true });
-  }
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
   }
 }
 
@@ -153,7 +143,7 @@ async function writeArchive(
   // registry row (an orphan the server ignores), never a row without a directory.
   let registrySnapshot: { path: string; userVersion: number } | null = null;
   const regRel = "data/agent-registry.sqlite";
-  if (exists(`${opts.root}/${regRel}`)) {
+  if (pathExists(`${opts.root}/${regRel}`)) {
     const p = `${work}/db-registry`;
     registrySnapshot = { path: p, userVersion: await snapshotDatabase(opts.root, regRel, p) };
   }

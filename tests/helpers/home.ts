@@ -15,13 +15,5 @@ export function makeTempHome(): string {
   return dir;
 }
 
-/** Whether anything (a link included, never followed) is at `path`; other errors propagate. */
-export function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
-}
+/** Whether anything (a link included, never followed) is at `path`: the product's own check. */
+export { pathExists as exists } from "../../runtime/path_safety.ts";
