@@ -231,13 +231,12 @@ export class AcpEventMap {
     }
   }
 
-  /** Closes the open segment's call (its block stays open when `keepBlock`). */
-  #endCall(keepBlock: boolean): void {
-    if (!this.#callOpen) return;
+  /** The open call's `model.response.finished` (a runner reports no usage: zeros, incomplete). */
+  #finishCall(outcome: "completed" | "max_output" | "failed"): void {
     this.#callOpen = false;
     this.recorder.durable("model.response.finished", {
       call: this.#calls,
-      outcome: this.#blockFull ? "max_output" : "completed",
+      outcome,
       error_code: null,
       input_tokens: 0,
       output_tokens: 0,
@@ -245,6 +244,12 @@ export class AcpEventMap {
       elapsed_ms: clampDurationMs(this.now() - this.#callStarted),
       attempts: 0,
     });
+  }
+
+  /** Closes the open segment's call (its block stays open when `keepBlock`). */
+  #endCall(keepBlock: boolean): void {
+    if (!this.#callOpen) return;
+    this.#finishCall(this.#blockFull ? "max_output" : "completed");
     if (this.#thought !== "") {
       this.recorder.durable("assistant.reasoning.completed", {
         call: this.#calls,
@@ -414,19 +419,7 @@ export class AcpEventMap {
   closeForFailure(): void {
     try {
       if (this.#tool) this.#closeTool();
-      if (this.#callOpen) {
-        this.#callOpen = false;
-        this.recorder.durable("model.response.finished", {
-          call: this.#calls,
-          outcome: "failed",
-          error_code: null,
-          input_tokens: 0,
-          output_tokens: 0,
-          usage_complete: false,
-          elapsed_ms: clampDurationMs(this.now() - this.#callStarted),
-          attempts: 0,
-        });
-      }
+      if (this.#callOpen) this.#finishCall("failed");
     } catch (err) {
       // A closed or full journal: the terminal says what happened.
       if (!(err instanceof AppError) && !(err instanceof JournalUnavailable)) throw err;
