@@ -488,7 +488,9 @@ export const CancelPreparationResponse = z.object({
 export const EventEnvelopeSchema = EnvelopeSchema;
 export type EventEnvelopeJson = z.infer<typeof EventEnvelopeSchema>;
 
-const RunState = z.enum(["running", "completed", "failed", "cancelled", "interrupted"]);
+/** The states a Run may be in (the store keeps the same words). */
+export const RUN_STATES = ["running", "completed", "failed", "cancelled", "interrupted"] as const;
+const RunState = z.enum(RUN_STATES);
 const JournalState = z.enum(["full", "snapshot_only", "tombstone"]);
 
 /** The durable fallback's first frame: events were missed, here is why [EV-3]. */

@@ -12,8 +12,10 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import { expectOneChange, prepareUncached, transaction } from "./sqlite.ts";
+import type { TURN_STATES } from "../protocol/api.ts";
 
-export type TurnState = "running" | "completed" | "failed" | "cancelled" | "interrupted";
+/** The states a Turn row may hold: the protocol's list (one owner). */
+export type TurnState = typeof TURN_STATES[number];
 
 export interface ConversationRow {
   id: string;

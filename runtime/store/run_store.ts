@@ -12,8 +12,9 @@
 import type { DatabaseSync } from "node:sqlite";
 import { RUN_EVENTS_MAX } from "../limits.ts";
 import { expectOneChange } from "./sqlite.ts";
+import type { RUN_STATES } from "../protocol/api.ts";
 
-export type RunState = "running" | "completed" | "failed" | "cancelled" | "interrupted";
+export type RunState = typeof RUN_STATES[number];
 export type JournalState = "full" | "snapshot_only" | "tombstone";
 
 export interface RunRow {

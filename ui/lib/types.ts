@@ -18,6 +18,7 @@ import {
   type PolicyRuleJson,
   PublicModelSchema,
   StreamFrameSchema,
+  type TURN_STATES,
   TurnSchema,
 } from "../../runtime/protocol/api.ts";
 
@@ -71,7 +72,7 @@ export interface Conversation {
   activeRunId: string | null;
 }
 
-export type TurnState = "running" | "completed" | "failed" | "cancelled" | "interrupted";
+export type TurnState = typeof TURN_STATES[number];
 
 export interface Turn {
   id: string;
