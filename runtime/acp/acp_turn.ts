@@ -26,7 +26,6 @@
  *   is reaped; only a cleanly completed Turn returns its process to the pool.
  */
 import * as z from "zod";
-import { openWorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import { escapeName } from "../display_name.ts";
 import { AppError, type ErrorCode } from "../errors.ts";
 import type { HistoryBundle } from "../context/plan.ts";
@@ -48,7 +47,9 @@ import type { DatabaseSync } from "../store/sqlite.ts";
 import { countPendingPermissions, insertPermission } from "../store/run_store.ts";
 import { recordCheckpoints } from "../store/checkpoint_store.ts";
 import { insertRunnerAccess, type RunnerDecision } from "../store/runner_access_store.ts";
-import { fileReadText, type ReadReceipt } from "../tools/file_read_text.ts";
+import type { ReadReceipt } from "../tools/file_read_text.ts";
+import { fileThreads } from "../tools/file_threads.ts";
+import { READ_WHOLE_TEXT, readWholeText } from "../tools/read_tools.ts";
 import { previewOf } from "../tools/mutation_plan.ts";
 import { canonicalPath } from "../tools/path.ts";
 import { callFacts, type EffectiveToolSet } from "../tools/policy.ts";
@@ -456,31 +457,24 @@ class TurnState implements TurnPort {
     ok: false;
     code: ErrorCode;
   } {
-    const o = openWorkspaceRoot(this.x.workspaceDir);
-    if (!o.ok) return o;
-    try {
-      let offset = 0;
-      let text = "";
-      let receipt: ReadReceipt | null = null;
-      for (;;) {
-        const r = fileReadText(o.root, { path: rel, offset });
-        if (!r.ok) return r;
-        receipt ??= r.receipt;
-        // A file that changed between windows is not one file: refuse.
-        if (r.receipt.content_digest !== receipt.content_digest) {
-          return { ok: false, code: "receipt_stale" };
-        }
-        text += r.text;
-        if (r.next_offset === null) break;
-        offset = r.next_offset;
-      }
-      return { ok: true, text, receipt: receipt! };
-    } finally {
-      o.root.close();
-    }
+    return readWholeText(this.x.workspaceDir, rel);
   }
 
-  #read(params: unknown): unknown {
+  /** The same read on a file-tool thread [PF-2]: the loop only awaits the answer. */
+  async #readAllOffLoop(rel: string): Promise<
+    { ok: true; text: string; receipt: ReadReceipt } | { ok: false; code: ErrorCode }
+  > {
+    const r = await fileThreads.run(
+      READ_WHOLE_TEXT,
+      this.x.workspaceDir,
+      { path: rel },
+      Number.MAX_SAFE_INTEGER,
+    );
+    if (r.ok && !r.receipt) return { ok: false, code: "tool_thread_failed" };
+    return r as { ok: true; text: string; receipt: ReadReceipt } | { ok: false; code: ErrorCode };
+  }
+
+  async #read(params: unknown): Promise<unknown> {
     const method = "fs/read_text_file";
     const p = ReadParams.safeParse(params);
     if (!p.success) throw new RpcError(RPC.invalidParams, "Invalid params");
@@ -492,7 +486,7 @@ class TurnState implements TurnPort {
       this.#refuse(method, rel, "tool_denied", callIdNow);
     }
     const own = this.map.openTool ? null : this.map.openOwn("file/read_text", { path: rel });
-    const r = this.#readAll(rel);
+    const r = await this.#readAllOffLoop(rel);
     if (!r.ok) {
       if (own) this.map.closeOwn(own, false, canonicalJson({ error: r.code }));
       this.#refuse(method, rel, r.code, own ?? callIdNow);

@@ -31,6 +31,41 @@ export const READ_TOOL_IDS: readonly string[] = Object.freeze([
   "file/grep",
 ]);
 
+/**
+ * Not a model tool: an ACP runner's `fs/read_text_file` [LC-6] — the whole file through the
+ * file/read_text reader (windows of ≤ 4 KiB) as plain text, with the first window's receipt.
+ */
+export const READ_WHOLE_TEXT = "file/read_text:whole";
+
+/** The whole file `rel` of workspace `dir` through the [TL-4] reader; a file that changed between windows is `receipt_stale`. */
+export function readWholeText(
+  dir: string,
+  rel: string,
+): { ok: true; text: string; receipt: ReadReceipt } | { ok: false; code: ErrorCode } {
+  const o = openWorkspaceRoot(dir);
+  if (!o.ok) return o;
+  try {
+    let offset = 0;
+    let text = "";
+    let receipt: ReadReceipt | null = null;
+    for (;;) {
+      const r = fileReadText(o.root, { path: rel, offset });
+      if (!r.ok) return r;
+      receipt ??= r.receipt;
+      // A file that changed between windows is not one file: refuse.
+      if (r.receipt.content_digest !== receipt.content_digest) {
+        return { ok: false, code: "receipt_stale" };
+      }
+      text += r.text;
+      if (r.next_offset === null) break;
+      offset = r.next_offset;
+    }
+    return { ok: true, text, receipt: receipt! };
+  } finally {
+    o.root.close();
+  }
+}
+
 /** Runs read tool `toolId` with validated `args` in workspace `dir`, its text capped at `outputMax` bytes. */
 export function runReadTool(
   toolId: string,
@@ -38,7 +73,9 @@ export function runReadTool(
   args: ToolArgs,
   outputMax: number,
 ): ReadToolResult {
-  const r = run(toolId, dir, args);
+  const r = toolId === READ_WHOLE_TEXT
+    ? readWholeText(dir, args.path as string)
+    : run(toolId, dir, args);
   if (r.ok && utf8Bytes(r.text) > outputMax) return { ok: false, code: "search_limit" };
   return r;
 }

@@ -5,7 +5,7 @@
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { FileThreadPool } from "../../runtime/tools/file_threads.ts";
-import { runReadTool } from "../../runtime/tools/read_tools.ts";
+import { READ_WHOLE_TEXT, readWholeText, runReadTool } from "../../runtime/tools/read_tools.ts";
 import { executeReadTool, executeReadToolOffLoop } from "../../runtime/runs/tool_exec.ts";
 import { BUILTIN_TOOL_SPECS, type ToolSpec } from "../../runtime/tools/catalog.ts";
 import type { ToolArgs } from "../../runtime/tools/policy.ts";
@@ -75,6 +75,32 @@ Deno.test("the read tools answer on a thread exactly what they answer on the loo
         ok: false,
         code: "search_limit",
       });
+    } finally {
+      pool.close();
+    }
+  });
+});
+
+Deno.test("an ACP runner's whole-file read answers on a thread what the loop's reader answers", async () => {
+  await withWorkspace(async (ws) => {
+    // Several 4 KiB windows, read as one text with the first window's receipt.
+    ws.file("big.txt", Array.from({ length: 600 }, (_, i) => `line ${i} of the file`).join("\n"));
+    const pool = new FileThreadPool({ size: 1 });
+    try {
+      const want = readWholeText(ws.dir, "big.txt");
+      assert(want.ok && want.text.length > 3 * 4096);
+      const got = await pool.run(
+        READ_WHOLE_TEXT,
+        ws.dir,
+        { path: "big.txt" },
+        Number.MAX_SAFE_INTEGER,
+      );
+      assertEquals(got, want);
+      assertEquals(
+        await pool.run(READ_WHOLE_TEXT, ws.dir, { path: "none.txt" }, Number.MAX_SAFE_INTEGER),
+        readWholeText(ws.dir, "none.txt"),
+      );
+      assertEquals(pool.stats.onThread, 2);
     } finally {
       pool.close();
     }
