@@ -302,6 +302,13 @@ export const COMMAND_SLOT_WAIT_MS = 30 * 1000;
 export const RUNNER_STREAM_HALF_BYTES = 32 * KiB;
 export const RUNNER_LIVE_OUTPUT_MAX_BYTES = 256 * KiB;
 export const RUNNER_LIVE_OUTPUT_COALESCE_MS = 100;
+/** Longest NDJSON line either side of the runner sends (the compile job carries up to 64 files). */
+export const RUNNER_LINE_MAX_BYTES = 16 * MiB;
+/**
+ * How long a spawned runner waits for its next server frame (its release, or a kill while a
+ * job runs) before it gives up: one day — the server's own deadlines end a job long before.
+ */
+export const RUNNER_FRAME_WAIT_MS = 24 * 60 * 60 * 1000;
 /** Runner start → verified ready (both stages and /proc). */
 export const RUNNER_READY_TIMEOUT_MS = 15 * 1000;
 /** After a kill: how long the runner may take to prove every process gone. */

@@ -39,6 +39,8 @@ import {
 import {
   COMPILE_DIAGNOSTICS_MAX_BYTES,
   DOCUMENT_RLIMIT_DATA_BYTES,
+  RUNNER_FRAME_WAIT_MS,
+  RUNNER_LINE_MAX_BYTES,
   RUNNER_LIVE_OUTPUT_COALESCE_MS,
   RUNNER_LIVE_OUTPUT_MAX_BYTES,
   RUNNER_STREAM_HALF_BYTES,
@@ -90,8 +92,6 @@ import {
 export const RUNNER_MOUNT_BASE = "/var/tmp/agent-builder-runner";
 export const RUNNER_SCRATCH_MOUNT = `${RUNNER_MOUNT_BASE}/scratch`;
 export const RUNNER_TMP_MOUNT = `${RUNNER_MOUNT_BASE}/tmp`;
-/** Longest line either side sends (the compile job carries up to 64 files). */
-export const RUNNER_LINE_MAX_BYTES = 16 * 1024 * 1024;
 
 const SIGKILL = 9;
 const PR_SET_CHILD_SUBREAPER = 36;
@@ -451,7 +451,7 @@ async function stage2Serve(o: Stage2Options): Promise<number> {
     maxTotalBytes: 2 * RUNNER_LINE_MAX_BYTES,
   });
   const parse = parserOf(ServerToRunnerSchema);
-  const first = await reader.next(24 * 60 * 60 * 1000, parse);
+  const first = await reader.next(RUNNER_FRAME_WAIT_MS, parse);
   if (first === null || first.type !== "runner.release") return 0; // the server let go: nothing ran
   const done = first.job.kind === "command"
     ? await runCommandJob(first.job, o, writer, reader)
@@ -630,7 +630,7 @@ async function runCommandJob(
   const control = (async () => {
     try {
       for (;;) {
-        const f = await reader.next(24 * 60 * 60 * 1000, parserOf(ServerToRunnerSchema));
+        const f = await reader.next(RUNNER_FRAME_WAIT_MS, parserOf(ServerToRunnerSchema));
         if (f === null) break;
         if (f.type === "runner.kill") killAll("cancelled");
       }

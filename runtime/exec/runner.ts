@@ -30,6 +30,7 @@ import {
   COMMAND_TIMEOUT_MAX_S,
   COMMAND_TIMEOUT_MIN_S,
   COMMANDS_ACTIVE_MAX,
+  RUNNER_LINE_MAX_BYTES,
   RUNNER_READY_TIMEOUT_MS,
   RUNNER_RELEASE_TIMEOUT_MS,
   TASK_WALL_MAX_MS,
@@ -85,11 +86,7 @@ import {
   type ReleaseFrame,
   RunnerToServerSchema,
 } from "../../sandbox/runner_frames.ts";
-import {
-  RUNNER_LINE_MAX_BYTES,
-  RUNNER_SCRATCH_MOUNT,
-  RUNNER_TMP_MOUNT,
-} from "../../sandbox/runner_entry.ts";
+import { RUNNER_SCRATCH_MOUNT, RUNNER_TMP_MOUNT } from "../../sandbox/runner_entry.ts";
 import type {
   BoundedText,
   CommandOutcome,
