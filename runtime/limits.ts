@@ -279,6 +279,10 @@ export const RUNNER_OUTPUT_MAX_BYTES = 12 * KiB;
 /** runtime-compile: the file and its relative imports [EX-1]. */
 export const COMPILE_FILES_MAX = 64;
 export const COMPILE_DIAGNOSTICS_MAX_BYTES = 12 * KiB;
+/** runtime-compile: one file it reads (the checked file or a relative import). */
+export const COMPILE_FILE_MAX_BYTES = 1 * MiB;
+/** exec/run's bounded bash: the longest command text (the argv bounds of exec/command apply after). */
+export const BOUNDED_BASH_MAX_BYTES = 4096;
 // exec/command [EX-2]: argv, wall, rlimits of the runner sandbox, concurrency.
 export const COMMAND_ARGV_MAX_ITEMS = 64;
 export const COMMAND_ARG_MAX_ITEM_BYTES = 4 * KiB;
@@ -355,6 +359,8 @@ export const SHUTDOWN_RELAY_DRAIN_MS = 1000;
 /** Tool timeout of exec/command: the 120 s wall plus scratch sync and change-set time. */
 export const EXEC_COMMAND_TOOL_TIMEOUT_MS = 180 * 1000;
 export const SCRATCH_ENTRIES_MAX = 20_000; // [EX-3]
+/** Directory depth below the workspace root a scratch copy holds, and a change-set walk reads. */
+export const SCRATCH_DEPTH_MAX = 64;
 export const SCRATCH_BYTES_MAX = 512 * MiB;
 /** Notes (left-out entries) kept per sync; the count is always exact. */
 export const SCRATCH_NOTES_MAX = 32;

@@ -18,14 +18,11 @@
  * contain `$`, a backtick, `\` or `!` (a shell would expand them).
  */
 import { AppError } from "../errors.ts";
-import { BASH_ARGS_MAX } from "../limits.ts";
+import { BASH_ARGS_MAX, BOUNDED_BASH_MAX_BYTES } from "../limits.ts";
 import { utf8Bytes } from "../protocol/utf8.ts";
 
 export const BOUNDED_BASH_BUILTINS = ["printf", "pwd", "true", "false"] as const;
 export type BoundedBashBuiltin = typeof BOUNDED_BASH_BUILTINS[number];
-
-/** Longest command text accepted (the argv bounds of exec/command apply after). */
-export const BOUNDED_BASH_MAX_BYTES = 4096;
 
 const SAFE_UNQUOTED = /^[A-Za-z0-9_./:,+%@=^-]$/;
 

@@ -30,6 +30,7 @@ import {
   CHANGE_SET_DIFFS_TOTAL_MAX_BYTES,
   CHANGE_SET_PATHS_MAX,
   EXEC_APPLY_FILE_MAX_BYTES,
+  SCRATCH_DEPTH_MAX,
   SCRATCH_ENTRIES_MAX,
 } from "../limits.ts";
 import { canonicalJson, utf8Bytes } from "../protocol/digest.ts";
@@ -87,7 +88,6 @@ export const COMMAND_DENO_DIR = ".deno";
 
 /** Walk bound for the scratch (a command may add entries): twice the copy bound. */
 const WALK_ENTRIES_MAX = 2 * SCRATCH_ENTRIES_MAX;
-const DEPTH_MAX = 64;
 /** Myers diff edit bound: a diff beyond it is withheld rather than stalling the server. */
 const DIFF_EDIT_LENGTH_MAX = 20_000;
 
@@ -196,7 +196,7 @@ function walk(c: Collect, dirfd: number, prefix: string[], depth: number): boole
     if (!st.ok) continue;
     const type = st.st.mode & S_IFMT;
     if (type === S_IFDIR) {
-      if (depth + 1 > DEPTH_MAX) {
+      if (depth + 1 > SCRATCH_DEPTH_MAX) {
         c.leftOut++;
         continue;
       }

@@ -21,7 +21,12 @@
  */
 import { withPrivateDirs } from "./private_dirs.ts";
 import { AppError } from "../errors.ts";
-import { COMPILE_FILES_MAX, RUNNER_OUTPUT_MAX_BYTES, RUNNER_WALL_MS } from "../limits.ts";
+import {
+  COMPILE_FILE_MAX_BYTES,
+  COMPILE_FILES_MAX,
+  RUNNER_OUTPUT_MAX_BYTES,
+  RUNNER_WALL_MS,
+} from "../limits.ts";
 import { parseBoundedBash } from "./bounded_bash.ts";
 import { acquireCommandSlot, executeInRunner, handOverToSandbox, runCommand } from "./runner.ts";
 import { COMPILE_EXTENSIONS, moduleCandidates } from "./compile_check.ts";
@@ -31,7 +36,6 @@ import { closeFd } from "../../sandbox/libc.ts";
 import type { CommandOutcome } from "./runner_types.ts";
 
 /** Files a runtime-compile reads are at most this large each. */
-const COMPILE_FILE_MAX_BYTES = 1024 * 1024;
 
 export interface ExecRunResult {
   profile: "bounded-bash" | "runtime-compile";

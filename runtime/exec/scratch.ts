@@ -49,7 +49,12 @@ import {
   type Statx,
   syscall,
 } from "../../sandbox/libc.ts";
-import { SCRATCH_BYTES_MAX, SCRATCH_ENTRIES_MAX, SCRATCH_NOTES_MAX } from "../limits.ts";
+import {
+  SCRATCH_BYTES_MAX,
+  SCRATCH_DEPTH_MAX,
+  SCRATCH_ENTRIES_MAX,
+  SCRATCH_NOTES_MAX,
+} from "../limits.ts";
 import { isReservedName } from "../tools/path.ts";
 import {
   copyInto,
@@ -60,8 +65,6 @@ import {
   type ScratchOwner,
 } from "./scratch_fs.ts";
 
-/** Directory depth below the workspace root that is copied (deeper: left out, noted). */
-const SCRATCH_DEPTH_MAX = 64;
 const AT_SYMLINK_NOFOLLOW = 0x100;
 
 export type NoteReason =
