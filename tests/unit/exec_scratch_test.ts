@@ -6,7 +6,7 @@
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { ScratchCopy } from "../../runtime/exec/scratch.ts";
-import { SCRATCH_BYTES_MAX, SCRATCH_ENTRIES_MAX } from "../../runtime/limits.ts";
+import { SCRATCH_BYTES_MAX, SCRATCH_DEPTH_MAX, SCRATCH_ENTRIES_MAX } from "../../runtime/limits.ts";
 import { handOverToSandbox } from "../../runtime/exec/runner.ts";
 import { resolveSandboxIdentity } from "../../sandbox/identity.ts";
 import { AT_SYMLINK_NOFOLLOW, statx } from "../../sandbox/libc.ts";
@@ -223,6 +223,30 @@ Deno.test("a copy made for the sandbox uid is left untouched by the runner's han
       assert(sameIdentity(identityOf(st.st), b.scratch), path);
       if (root) assertEquals(st.st.uid, owner!.uid);
     }
+    s.removeSync();
+  } finally {
+    t.cleanup();
+  }
+});
+
+Deno.test("the depth bound: a directory 64 levels down is copied, one at 65 is left out with a note", () => {
+  const t = setup();
+  try {
+    const level = (n: number) => Array.from({ length: n }, (_, i) => `d${i + 1}`).join("/");
+    Deno.mkdirSync(`${t.ws}/${level(SCRATCH_DEPTH_MAX + 1)}`, { recursive: true });
+    Deno.writeTextFileSync(`${t.ws}/${level(SCRATCH_DEPTH_MAX)}/at_bound.txt`, "in\n");
+    Deno.writeTextFileSync(`${t.ws}/${level(SCRATCH_DEPTH_MAX + 1)}/past.txt`, "out\n");
+    const s = new ScratchCopy({ workspaceDir: t.ws, scratchDir: t.scratchDir, owner: null });
+    const r = s.sync();
+    assert(r.ok, JSON.stringify(r));
+    assertEquals(
+      Deno.readTextFileSync(`${t.scratchDir}/${level(SCRATCH_DEPTH_MAX)}/at_bound.txt`),
+      "in\n",
+    );
+    assertEquals(exists(`${t.scratchDir}/${level(SCRATCH_DEPTH_MAX + 1)}`), false);
+    assertEquals(r.notes.map((n) => `${n.path}:${n.reason}`), [
+      `${level(SCRATCH_DEPTH_MAX + 1)}:depth`,
+    ]);
     s.removeSync();
   } finally {
     t.cleanup();
