@@ -28,10 +28,15 @@
  */
 import { AppError } from "../errors.ts";
 import { CALL_ID_MAX, USAGE_ROWS_PER_RUN_MAX } from "../limits.ts";
-import { canonicalJson, domainDigest, utf8Bytes } from "../protocol/digest.ts";
+import {
+  answerDigest,
+  argsDigest,
+  canonicalJson,
+  domainDigest,
+  utf8Bytes,
+} from "../protocol/digest.ts";
 import { clampDurationMs } from "../protocol/events.ts";
 import { JournalUnavailable, type RunRecorder, type Terminal } from "../runs/run_recorder.ts";
-import { answerDigest, argsDigest } from "../runs/turn_context.ts";
 import { AcpFault } from "./jsonrpc.ts";
 import * as z from "zod";
 

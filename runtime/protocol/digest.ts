@@ -19,6 +19,16 @@ export function domainDigest(domain: string, data: string | Uint8Array): Digest 
   return `sha256:${h.digest("hex")}`;
 }
 
+/** The digest of a tool call's arguments (canonical JSON): half of a call's identity. */
+export function argsDigest(args: unknown): Digest {
+  return domainDigest("agent-builder/tool-args/v1", canonicalJson(args));
+}
+
+/** The digest of an assistant answer's text, as its block event and the kernel carry it. */
+export function answerDigest(text: string): Digest {
+  return domainDigest("agent-builder/assistant-answer/v1", text);
+}
+
 /** JSON with object keys sorted recursively (arrays keep their order). */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));

@@ -33,7 +33,7 @@ import {
 import type { LiveRecord } from "../events/live_hub.ts";
 import { JOURNAL_RUNS_RETAINED, PARTIAL_TEXT_MAX_BYTES } from "../limits.ts";
 import type { Logger } from "../log.ts";
-import { canonicalJson, domainDigest, utf8Bytes } from "../protocol/digest.ts";
+import { answerDigest, canonicalJson, domainDigest, utf8Bytes } from "../protocol/digest.ts";
 import type { EventKind, Payload } from "../protocol/events.ts";
 import { finishTurnInTransaction } from "../store/agent_state_store.ts";
 import {
@@ -219,7 +219,7 @@ export class RunRecorder {
           block: t.answer.block,
           text: t.answer.text,
           bytes: utf8Bytes(t.answer.text),
-          digest: domainDigest("agent-builder/assistant-answer/v1", t.answer.text),
+          digest: answerDigest(t.answer.text),
           reason: t.answer.reason,
         });
         push("run.completed", {

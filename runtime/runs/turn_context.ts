@@ -7,7 +7,6 @@ import type { DatabaseSync } from "node:sqlite";
 import type { ContextPlan } from "../context/plan.ts";
 import type { Logger } from "../log.ts";
 import type { ModelBroker } from "../model/types.ts";
-import { canonicalJson, domainDigest } from "../protocol/digest.ts";
 import type {
   ControlToWorker,
   TurnRuntimeSnapshot,
@@ -125,10 +124,4 @@ export type DocumentCaller = (
   signal: AbortSignal,
 ) => Promise<{ ok: true; text: string } | { ok: false; code: ErrorCode }>;
 
-export function argsDigest(args: unknown): string {
-  return domainDigest("agent-builder/tool-args/v1", canonicalJson(args));
-}
-
-export function answerDigest(text: string): string {
-  return domainDigest("agent-builder/assistant-answer/v1", text);
-}
+export { answerDigest, argsDigest } from "../protocol/digest.ts";
