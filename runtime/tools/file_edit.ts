@@ -12,13 +12,11 @@ import type { Fail, WorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import { EDIT_FRAGMENT_MAX_BYTES, READ_FILE_MAX_BYTES } from "../limits.ts";
 import type { ReadReceipt } from "./file_read_text.ts";
 import {
-  diffDigest,
   lineDiff,
   type MutationBinding,
-  type MutationPlan,
   newContentDigest,
-  planDigest,
-  previewOf,
+  type PreparedMutation,
+  sealPlan,
 } from "./mutation_plan.ts";
 import { locateTarget, type TargetOptions } from "./mutation_target.ts";
 import { decodeText } from "./text.ts";
@@ -36,9 +34,7 @@ export interface PrepareContext {
   binding: MutationBinding;
 }
 
-export type PrepareResult =
-  | { ok: true; plan: MutationPlan; preview: string; diff: string }
-  | Fail;
+export type PrepareResult = PreparedMutation | Fail;
 
 /** Counts occurrences of `needle` in `hay`, overlapping ones included, stopping at 2. */
 function countUpToTwo(hay: string, needle: string): number {
@@ -88,7 +84,7 @@ export function prepareEdit(
   const valid = decodeText(bytes);
   if (!valid.ok) return valid;
   const diff = lineDiff(target.path, target.existing.text, applied.text);
-  const rest: Omit<MutationPlan, "plan_digest"> = {
+  return sealPlan({
     version: 1,
     tool: "file/edit",
     kind: "replace",
@@ -100,13 +96,6 @@ export function prepareEdit(
     old_text: args.old_text,
     new_text: args.new_text,
     new_digest: newContentDigest(applied.text),
-    diff_digest: diffDigest(diff),
     binding: ctx.binding,
-  };
-  return {
-    ok: true,
-    plan: { ...rest, plan_digest: planDigest(rest) },
-    preview: previewOf(diff),
-    diff,
-  };
+  }, diff);
 }

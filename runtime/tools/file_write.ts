@@ -12,14 +12,7 @@
 import type { WorkspaceRoot } from "../../linuxfs/fs_anchor.ts";
 import { WRITE_CONTENT_MAX_BYTES } from "../limits.ts";
 import type { PrepareContext, PrepareResult } from "./file_edit.ts";
-import {
-  diffDigest,
-  lineDiff,
-  type MutationPlan,
-  newContentDigest,
-  planDigest,
-  previewOf,
-} from "./mutation_plan.ts";
+import { lineDiff, newContentDigest, sealPlan } from "./mutation_plan.ts";
 import { locateTarget, type TargetOptions } from "./mutation_target.ts";
 import { decodeText } from "./text.ts";
 
@@ -44,7 +37,7 @@ export function prepareWrite(
   if (!target.ok) return target;
   const before = target.existing?.text ?? null;
   const diff = lineDiff(target.path, before, args.content);
-  const rest: Omit<MutationPlan, "plan_digest"> = {
+  return sealPlan({
     version: 1,
     tool: "file/write",
     kind: target.existing === null ? "create" : "replace",
@@ -56,13 +49,6 @@ export function prepareWrite(
     old_text: null,
     new_text: null,
     new_digest: newContentDigest(args.content),
-    diff_digest: diffDigest(diff),
     binding: ctx.binding,
-  };
-  return {
-    ok: true,
-    plan: { ...rest, plan_digest: planDigest(rest) },
-    preview: previewOf(diff),
-    diff,
-  };
+  }, diff);
 }

@@ -141,6 +141,28 @@ export function keptFullDiff(diff: string): string | null {
   return utf8Bytes(diff) <= APPROVAL_FULL_DIFF_MAX_BYTES ? diff : null;
 }
 
+/** A prepared mutation: the plan bound to its diff and sealed with its digest, plus the preview. */
+export interface PreparedMutation {
+  ok: true;
+  plan: MutationPlan;
+  preview: string;
+  diff: string;
+}
+
+/** Completes a planned mutation (every field but the two digests) with its diff [TL-6]. */
+export function sealPlan(
+  fields: Omit<MutationPlan, "plan_digest" | "diff_digest">,
+  diff: string,
+): PreparedMutation {
+  const rest = { ...fields, diff_digest: diffDigest(diff) };
+  return {
+    ok: true,
+    plan: { ...rest, plan_digest: planDigest(rest) },
+    preview: previewOf(diff),
+    diff,
+  };
+}
+
 /** Fixed marker appended when the diff exceeds the preview bound. */
 export const PREVIEW_TRUNCATED_MARKER =
   "\n[preview truncated; the approval binds the full diff digest]\n";
