@@ -761,7 +761,9 @@ async function runExtractJob(job: ExtractJob, o: Stage2Options): Promise<DoneFra
 }
 
 // Not compiled, this module is its own entry (a smaller module graph than
-// main.ts, so a runner starts faster); compiled, main.ts routes `runner` here.
+// main.ts, so a runner starts faster) or, pre-bundled as one script, that of
+// dist/runner.js (tools/build/worker.ts) [PF-1]; compiled, main.ts routes
+// `runner` here. No top-level await: the bundle is a script, not a module.
 if (import.meta.main) {
-  Deno.exit(await runnerCommand(Deno.args));
+  runnerCommand(Deno.args).then((code) => Deno.exit(code));
 }

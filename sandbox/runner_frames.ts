@@ -13,7 +13,7 @@
  * (the job); runner → `runner.output`* (live, coalesced) → `runner.done`;
  * server may send `runner.kill` at any time after the release.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { IPC_PROTOCOL_VERSION } from "../runtime/protocol/ipc.ts";
 import {
   COMMAND_ARG_MAX_ITEM_BYTES,

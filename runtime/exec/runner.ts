@@ -97,6 +97,7 @@ import type {
 import { sandboxDenoDir } from "../worker/supervisor.ts";
 import { utf8Bytes } from "../protocol/utf8.ts";
 import { errorName } from "../log.ts";
+import { productionRunnerModule } from "../worker/bundle.ts";
 
 export type { CommandResult, RunCommandOptions } from "./runner_types.ts";
 
@@ -339,7 +340,8 @@ function runnerArgs(
     exe: Deno.execPath(),
     args: [
       ...denoRunFlags(),
-      new URL("../../sandbox/runner_entry.ts", import.meta.url).pathname,
+      // dist/runner.js when fresh, runner_entry.ts otherwise [PF-1].
+      productionRunnerModule().pathname,
       ...tail,
     ],
   };

@@ -1,6 +1,8 @@
 /**
  * Which file a non-compiled Worker runs [PF-1, PF-5]: the pre-bundled
- * `dist/worker.js` (tools/build/worker.ts) when it is fresh, main.ts otherwise.
+ * `dist/worker.js` (tools/build/worker.ts) when it is fresh, main.ts otherwise;
+ * and likewise which file a non-compiled command runner runs: `dist/runner.js`
+ * when fresh, sandbox/runner_entry.ts otherwise [PF-1].
  * One file instead of a few hundred modules is most of a cold spawn: stage 2
  * runs as the sandbox uid under Landlock and cannot use Deno's module caches,
  * so it parses every module it loads from scratch (docs/performance.md).
@@ -8,7 +10,7 @@
  * What this file enforces: a stale bundle is never run. The bundle is used
  * only while dist/worker.inputs.json (written after it) lists every source it
  * was built from and none is newer than it; anything missing or unreadable
- * means main.ts, which is always correct, only slower.
+ * means main.ts (runner_entry.ts), which is always correct, only slower.
  */
 import { mainStage2Entry, type Stage2Entry } from "../../sandbox/worker_entry.ts";
 
@@ -23,16 +25,26 @@ const WORKER_BUNDLE_FILES = [
 /** The absolute source paths the bundle was built from (a JSON array). */
 export const WORKER_BUNDLE_INPUTS = new URL("worker.inputs.json", DIST);
 
+/** The bundled command runner: both of its stages run it (tools/build/worker.ts). */
+export const RUNNER_BUNDLE = new URL("runner.js", DIST);
+const RUNNER_BUNDLE_FILES = [RUNNER_BUNDLE, new URL("runner.txt", DIST)];
+/** The absolute source paths the runner bundle was built from (a JSON array). */
+export const RUNNER_BUNDLE_INPUTS = new URL("runner.inputs.json", DIST);
+
 const mtimeMs = (p: string | URL): number => Deno.statSync(p).mtime?.getTime() ?? Infinity;
 
-/** True when dist/worker.js exists and no source it was built from is newer. */
+/** True when `bundle` (dist/worker.js by default) exists and no source it was built from is newer. */
 export function workerBundleFresh(
   bundle: string | URL = WORKER_BUNDLE,
   inputList: string | URL = WORKER_BUNDLE_INPUTS,
 ): boolean {
   try {
     const built = Math.min(
-      ...(bundle === WORKER_BUNDLE ? WORKER_BUNDLE_FILES : [bundle]).map((f) => mtimeMs(f)),
+      ...(bundle === WORKER_BUNDLE
+        ? WORKER_BUNDLE_FILES
+        : bundle === RUNNER_BUNDLE
+        ? RUNNER_BUNDLE_FILES
+        : [bundle]).map((f) => mtimeMs(f)),
     );
     const inputs: unknown = JSON.parse(Deno.readTextFileSync(inputList));
     if (!Array.isArray(inputs) || inputs.length === 0) return false;
@@ -48,4 +60,20 @@ export function workerBundleFresh(
  */
 export function productionStage2Entry(): Stage2Entry {
   return workerBundleFresh() ? { module: WORKER_BUNDLE, argsPrefix: [] } : mainStage2Entry();
+}
+
+/** True when dist/runner.js exists and no source it was built from is newer. */
+export function runnerBundleFresh(): boolean {
+  return workerBundleFresh(RUNNER_BUNDLE, RUNNER_BUNDLE_INPUTS);
+}
+
+/**
+ * The module a production (non-compiled) runner starts with; its stage 1
+ * spawns stage 2 from the same module. The bundle's directory (dist) is one
+ * of the code roots already, so Landlock grants nothing new [PF-1].
+ */
+export function productionRunnerModule(): URL {
+  return runnerBundleFresh()
+    ? RUNNER_BUNDLE
+    : new URL("../../sandbox/runner_entry.ts", import.meta.url);
 }

@@ -12,6 +12,7 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { extractText } from "../../runtime/documents/extract.ts";
 import { checkZipLimits } from "../../runtime/documents/zip_limits.ts";
 import { DOCUMENT_MAX_BYTES, TOOL_RESULT_PROJECTION_MAX_BYTES } from "../../runtime/limits.ts";
+import { productionRunnerModule } from "../../runtime/worker/bundle.ts";
 import {
   HOSTILE_HTML,
   makeDocx,
@@ -189,12 +190,14 @@ Deno.test("document/extract_text in the runner", async (t) => {
         signal: late.signal,
       });
       // Abort once its runner's stage 2 exists (a state, polled with a bound).
+      // It runs dist/runner.js when that is fresh, runner_entry.ts otherwise.
+      const runnerModule = productionRunnerModule().pathname;
       const stage2 = () =>
         [...Deno.readDirSync("/proc")].some((e) => {
           if (!/^\d+$/.test(e.name)) return false;
           try {
             const cmd = Deno.readTextFileSync(`/proc/${e.name}/cmdline`);
-            return cmd.includes("runner_entry.ts") && cmd.includes("--stage2");
+            return cmd.includes(runnerModule) && cmd.includes("--stage2");
           } catch {
             return false;
           }

@@ -1,10 +1,18 @@
 /**
  * The pre-bundled Worker is run only while it is fresh [PF-1]: a bundle older
  * than any source it was built from, or without a usable list of sources, is
- * never chosen (the Worker then runs main.ts, which is always current).
+ * never chosen (the Worker then runs main.ts, which is always current); the
+ * command runner's bundle (dist/runner.js) likewise, else runner_entry.ts.
  */
 import { assertEquals } from "../helpers/assert.ts";
-import { workerBundleFresh } from "../../runtime/worker/bundle.ts";
+import {
+  productionRunnerModule,
+  RUNNER_BUNDLE,
+  RUNNER_BUNDLE_INPUTS,
+  runnerBundleFresh,
+  workerBundleFresh,
+} from "../../runtime/worker/bundle.ts";
+import { buildRunner } from "../../tools/build/worker.ts";
 
 function fixture(): { dir: string; bundle: string; list: string; a: string; b: string } {
   const dir = Deno.makeTempDirSync({ prefix: "ab-worker-bundle-" });
@@ -56,4 +64,29 @@ Deno.test("a missing bundle, list or listed source, or a malformed list, is neve
   } finally {
     Deno.removeSync(f.dir, { recursive: true });
   }
+});
+
+Deno.test("a runner runs dist/runner.js only while it is fresh, runner_entry.ts otherwise", () => {
+  const expected = runnerBundleFresh() ? RUNNER_BUNDLE : new URL(
+    "../../sandbox/runner_entry.ts",
+    import.meta.url,
+  );
+  assertEquals(productionRunnerModule().href, expected.href);
+  // Both candidates sit below a code root the runner already grants (dist, sandbox).
+  assertEquals(RUNNER_BUNDLE.pathname.endsWith("/dist/runner.js"), true);
+  assertEquals(RUNNER_BUNDLE_INPUTS.pathname.endsWith("/dist/runner.inputs.json"), true);
+});
+
+Deno.test("the built runner bundle lists its sources and is fresh right after a build", async () => {
+  // The repository's own dist/: built here if stale, exactly as the launcher does.
+  await buildRunner(true);
+  assertEquals(runnerBundleFresh(), true);
+  const inputs: string[] = JSON.parse(Deno.readTextFileSync(RUNNER_BUNDLE_INPUTS));
+  const root = new URL("../../", import.meta.url).pathname;
+  for (const src of ["sandbox/runner_entry.ts", "sandbox/runner_frames.ts", "runtime/limits.ts"]) {
+    assertEquals(inputs.includes(`${root}${src}`), true, src);
+  }
+  // The packages a compile check or an extraction needs stay outside it.
+  assertEquals(inputs.some((p) => p.includes("/node_modules/typescript/")), false);
+  assertEquals(productionRunnerModule().href, RUNNER_BUNDLE.href);
 });

@@ -10,10 +10,13 @@
 import { executeInRunner } from "../../runtime/exec/runner.ts";
 import type { CommandJob } from "../../sandbox/runner_frames.ts";
 import { measure } from "./report.ts";
+import { buildRunner } from "../build/worker.ts";
 
 const RUNS = 9;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+// The production runner runs dist/runner.js when it is fresh [PF-1]: measure that one.
+await buildRunner(true);
 const base = Deno.makeTempDirSync({ prefix: "ab-runner-bench-" });
 try {
   Deno.chmodSync(base, 0o700);
