@@ -67,47 +67,47 @@ export function prepareExecTool(
     const r = checkCommandArgs(args);
     if (!r.ok) return r;
     const req = r.request;
+    // One shape for both ways a command runs: the approval preview and the plan digest bind
+    // the argv, cwd, timeout and (for a background Task) the word "background".
+    const gated = (
+      how: string,
+      digestTail: readonly string[],
+      commit: GatedExec["commit"],
+    ): { ok: true; gated: GatedExec } => ({
+      ok: true,
+      gated: {
+        preview: previewOf(
+          `$ ${req.argv.map(quoteArg).join(" ")}\ncwd: ${req.cwdPath}\ntimeout: ${how}\n` +
+            (req.background
+              ? "Runs in the background as a Task of the Agent, on its own scratch copy of the " +
+                "workspace; it goes on after this answer. Its changes come back as a change set.\n"
+              : "Runs on a scratch copy of the workspace; its changes come back as a change set.\n"),
+        ),
+        planDigest: domainDigest(
+          "agent-builder/exec-command/v1",
+          canonicalJson([c.callId, req.argv, req.cwdPath, req.timeoutS, ...digestTail]),
+        ),
+        executor: EXEC_TOOL_EXECUTORS["exec/command"],
+        commit,
+      },
+    });
     if (req.background) {
       // [EX-6] A background Task: refused before the approval when it could not start.
       const tasks = c.tasks;
       if (!tasks) return { ok: false, code: "tool_denied" };
       const refused = tasks.refusal();
       if (refused !== null) return { ok: false, code: refused };
-      const preview = previewOf(
-        `$ ${req.argv.map(quoteArg).join(" ")}\ncwd: ${req.cwdPath}\n` +
-          `timeout: ${req.timeoutS} s (background Task)\n` +
-          "Runs in the background as a Task of the Agent, on its own scratch copy of the " +
-          "workspace; it goes on after this answer. Its changes come back as a change set.\n",
+      return gated(
+        `${req.timeoutS} s (background Task)`,
+        ["background"],
+        () => Promise.resolve(tasks.start(c.callId, req)),
       );
-      return {
-        ok: true,
-        gated: {
-          preview,
-          planDigest: domainDigest(
-            "agent-builder/exec-command/v1",
-            canonicalJson([c.callId, req.argv, req.cwdPath, req.timeoutS, "background"]),
-          ),
-          executor: EXEC_TOOL_EXECUTORS["exec/command"],
-          commit: () => Promise.resolve(tasks.start(c.callId, req)),
-        },
-      };
     }
-    const preview = previewOf(
-      `$ ${req.argv.map(quoteArg).join(" ")}\ncwd: ${req.cwdPath}\ntimeout: ${req.timeoutS} s\n` +
-        "Runs on a scratch copy of the workspace; its changes come back as a change set.\n",
+    return gated(
+      `${req.timeoutS} s`,
+      [],
+      () => exec.command(req, c.callId, c.signal, c.emit),
     );
-    return {
-      ok: true,
-      gated: {
-        preview,
-        planDigest: domainDigest(
-          "agent-builder/exec-command/v1",
-          canonicalJson([c.callId, req.argv, req.cwdPath, req.timeoutS]),
-        ),
-        executor: EXEC_TOOL_EXECUTORS["exec/command"],
-        commit: () => exec.command(req, c.callId, c.signal, c.emit),
-      },
-    };
   }
   if (toolId === "exec/apply") {
     const paths = args.paths;
