@@ -9,6 +9,7 @@
  * ~1.5 MB/s: none of that may stall the server's event loop. The tokenizer is
  * imported lazily, once, on the first count; vocabulary checks never load it.
  */
+import { errorName } from "../log.ts";
 import { vocabularyOf } from "./vocabulary.ts";
 
 type Req =
@@ -54,6 +55,6 @@ self.onmessage = async (e: MessageEvent<Req>) => {
     const counts = r.texts.map((t) => enc.encode(t, { add_special_tokens: false }).length);
     self.postMessage({ id: r.id, ok: true, result: counts });
   } catch (err) {
-    self.postMessage({ id: r.id, ok: false, error: err instanceof Error ? err.name : "Error" });
+    self.postMessage({ id: r.id, ok: false, error: errorName(err) });
   }
 };
