@@ -255,9 +255,13 @@ function stage1(o: Stage1Options): Stage1Result {
   return sp.ok ? { ok: true, pid: sp.pid } : fail1("spawn_stage2", sp.errno);
 }
 
-/** Deno flags of stage 2 when not compiled: FFI for its own syscalls, run for the helper. */
+/**
+ * Deno flags of stage 2 when not compiled: FFI for its own syscalls, run for
+ * the helper. Stage 2 cannot reach Deno's code cache under Landlock anyway;
+ * without it Deno starts one thread fewer [PF-1].
+ */
 function stage2DenoFlags(): string[] {
-  return [...denoRunFlags(), "--allow-run", "--allow-read", "--allow-env"];
+  return [...denoRunFlags(), "--no-code-cache", "--allow-run", "--allow-read", "--allow-env"];
 }
 
 /**
