@@ -21,6 +21,7 @@ import {
 } from "../limits.ts";
 import { REPETITION_MARKER, RepetitionGuard } from "./repetition_guard.ts";
 import type { ContentDelta } from "./types.ts";
+import { utf8Bytes } from "../protocol/utf8.ts";
 
 /** The one fixed marker appended when the 12 KiB ceiling is reached. */
 export const MAX_OUTPUT_MARKER = "\n\n[Answer cut: it reached the 12 KiB output limit.]";
@@ -28,8 +29,8 @@ export const MAX_OUTPUT_MARKER = "\n\n[Answer cut: it reached the 12 KiB output 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 const MARKER_ROOM = Math.max(
-  enc.encode(MAX_OUTPUT_MARKER).length,
-  enc.encode(REPETITION_MARKER).length,
+  utf8Bytes(MAX_OUTPUT_MARKER),
+  utf8Bytes(REPETITION_MARKER),
 );
 /** Content bytes allowed before a marker, so content + marker ≤ the ceiling. */
 export const CONTENT_LIMIT_BYTES = ANSWER_COMMIT_MAX_BYTES - MARKER_ROOM;

@@ -18,6 +18,7 @@ import {
 } from "../limits.ts";
 import { utf8Prefix } from "./answer.ts";
 import type { ContentDelta } from "./types.ts";
+import { utf8Bytes } from "../protocol/utf8.ts";
 
 /** The one fixed marker appended when a call's reasoning passes 32 KiB. */
 export const REASONING_MARKER = "\n\n[Reasoning cut: it reached the 32 KiB limit.]";
@@ -25,7 +26,7 @@ export const REASONING_MARKER = "\n\n[Reasoning cut: it reached the 32 KiB limit
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 export const REASONING_CONTENT_LIMIT_BYTES = REASONING_COMMIT_MAX_BYTES -
-  enc.encode(REASONING_MARKER).length;
+  utf8Bytes(REASONING_MARKER);
 
 export class ReasoningBuffer {
   #bytes = new Uint8Array(1024);

@@ -32,6 +32,7 @@ import { JournalUnavailable } from "./run_recorder.ts";
 import type { TurnContext } from "./turn_context.ts";
 import { errorName } from "../log.ts";
 import { clampDurationMs } from "../protocol/events.ts";
+import { utf8Bytes } from "../protocol/utf8.ts";
 
 export interface ModelCallResult {
   outcome: ChatOutcome;
@@ -187,7 +188,7 @@ export async function callModel(
         // past the Run's live reasoning budget or the live cap its deltas are simply dropped.
         const so = reasoningLive.get(ctx) ?? 0;
         if (so > REASONING_LIVE_RUN_MAX_BYTES) return;
-        reasoningLive.set(ctx, so + enc.encode(d.text).length);
+        reasoningLive.set(ctx, so + utf8Bytes(d.text));
         try {
           ctx.recorder.ephemeral("assistant.reasoning.delta", {
             call: counter.calls,
@@ -233,7 +234,6 @@ export async function callModel(
 const reasoningCommitted = new WeakMap<TurnContext, number>();
 /** Reasoning bytes each Run streamed live so far. */
 const reasoningLive = new WeakMap<TurnContext, number>();
-const enc = new TextEncoder();
 
 /**
  * Commits a call's reasoning once, with the call's next durable write [MB-12].
@@ -246,7 +246,7 @@ function commitReasoning(
   text: string,
   onError: (code: ErrorCode) => void,
 ): void {
-  const bytes = enc.encode(text).length;
+  const bytes = utf8Bytes(text);
   const so = reasoningCommitted.get(ctx) ?? 0;
   const keep = so + bytes <= REASONING_RUN_COMMIT_MAX_BYTES;
   reasoningCommitted.set(ctx, keep ? so + bytes : so);

@@ -406,7 +406,7 @@ export async function runToolCall(
     outcome: failure === null ? "ok" : "error",
     code: failure,
     result: canonical,
-    result_bytes: new TextEncoder().encode(canonical).length,
+    result_bytes: utf8Bytes(canonical),
     result_digest: digest,
     projection: failure !== null
       ? "error"
@@ -428,7 +428,7 @@ export async function runToolCall(
       operationRefused(db, opId, failure ?? "internal_error", now());
     }
   });
-  const bytes = new TextEncoder().encode(canonical).length;
+  const bytes = utf8Bytes(canonical);
   return failure === null
     ? { ok: true, digest, bytes, projection, fatal }
     : { ok: false, code: failure, digest, bytes, projection, fatal };

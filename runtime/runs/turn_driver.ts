@@ -36,6 +36,7 @@ import {
   type TurnEnv,
   type TurnState,
 } from "./turn_state.ts";
+import { utf8Bytes } from "../protocol/utf8.ts";
 
 export type { TurnContext, WorkerChannel } from "./turn_context.ts";
 
@@ -158,7 +159,7 @@ async function modelEffect(
     ctx.recorder.durable("assistant.block.completed", {
       block: callNo,
       text: outcome.content,
-      bytes: new TextEncoder().encode(outcome.content).length,
+      bytes: utf8Bytes(outcome.content),
       digest: answerDigest(outcome.content),
       reason,
     });

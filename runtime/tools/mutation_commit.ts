@@ -146,7 +146,7 @@ function checkPlanSizes(plan: MutationPlan): Fail["code"] | null {
     if (!t.ok) return t.code;
   }
   for (const frag of [plan.old_text, plan.new_text]) {
-    if (frag !== null && enc.encode(frag).length > EDIT_FRAGMENT_MAX_BYTES) {
+    if (frag !== null && utf8Bytes(frag) > EDIT_FRAGMENT_MAX_BYTES) {
       return "content_too_large";
     }
   }
