@@ -12,8 +12,10 @@ step() { printf '\n== %s\n' "$*"; }
 fail() { printf '\nFAILED: %s\n' "$*"; echo "0 passed, 1 failed"; exit 1; }
 
 step "dependencies"
+# A symlinked node_modules is another checkout's install, shared: its age is not this lock's to judge
+# (npm ci would replace the link and empty the shared directory under every checkout using it).
 if [ ! -x "$deno" ] || [ ! -f node_modules/.package-lock.json ] ||
-  [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  { [ ! -L node_modules ] && [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
   npm ci --no-audit --no-fund --loglevel=error || fail "npm ci"
 fi
 if [ ! -x /usr/bin/chromium ]; then

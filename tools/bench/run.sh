@@ -8,8 +8,10 @@ deno="$repo/node_modules/deno/deno"
 export DENO_NO_UPDATE_CHECK=1
 # Like the launcher and the test command, a fresh checkout works: npm dependencies when missing or
 # stale, and the UI bundle the servers under benchmark serve (they refuse to start without it).
+# A symlinked node_modules is another checkout's install, shared: its age is not this lock's to judge
+# (npm ci would replace the link and empty the shared directory under every checkout using it).
 if [ ! -x "$deno" ] || [ ! -f node_modules/.package-lock.json ] ||
-  [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  { [ ! -L node_modules ] && [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
   npm ci --no-audit --no-fund --loglevel=error >&2
 fi
 "$deno" run --quiet --allow-read="$repo" --allow-write="$repo" --allow-run="$repo/node_modules/.bin/esbuild" \
