@@ -7,7 +7,7 @@
  * Names that are not valid UTF-8 are reported as `invalid` (never decoded
  * lossily), so callers can refuse them instead of opening a different name.
  */
-import { syscall } from "../sandbox/libc.ts";
+import { fileGetdents } from "../sandbox/libc.ts";
 
 export const DT_UNKNOWN = 0;
 export const DT_DIR = 4;
@@ -38,9 +38,8 @@ export function listDir(dirfd: number, budget: number): ListResult {
   const buf = new Uint8Array(BUF_BYTES);
   const view = new DataView(buf.buffer);
   for (;;) {
-    const r = syscall("getdents64", dirfd, buf, BUF_BYTES);
-    if (r.ret < 0n) return { ok: false, reason: "io" };
-    const n = Number(r.ret);
+    const n = fileGetdents(dirfd, buf);
+    if (n < 0) return { ok: false, reason: "io" };
     if (n === 0) break;
     let off = 0;
     while (off < n) {

@@ -23,8 +23,10 @@ import {
   type WorkspaceRoot,
 } from "./fs_anchor.ts";
 import {
-  closeFd,
-  fstatx,
+  fileClose as closeFd,
+  fileFstatx as fstatx,
+  fileLseek,
+  filePread,
   O_NOCTTY,
   O_NONBLOCK,
   O_PATH,
@@ -34,7 +36,6 @@ import {
   S_IFREG,
   SEEK_HOLE,
   type Statx,
-  syscall,
 } from "../sandbox/libc.ts";
 
 /** Test seams to make races deterministic; production passes none. */
@@ -145,8 +146,8 @@ export function openRegularLeaf(
     return fail(bad2);
   }
   // A hole the block count cannot see (e.g. preallocated tail) shows up here.
-  const hole = syscall("lseek", o.fd, 0, SEEK_HOLE);
-  if (hole.ret >= 0n && hole.ret < s2.st.size) {
+  const hole = fileLseek(o.fd, 0, SEEK_HOLE);
+  if (hole >= 0n && hole < s2.st.size) {
     closeFd(o.fd);
     return fail("file_sparse");
   }
@@ -168,18 +169,18 @@ export function captureFile(
   const o = openRegularLeaf(root, dirfd, name, opts.maxBytes, opts.hooks, opts.checked);
   if (!o.ok) return o;
   try {
-    const before = identityOf(o.st);
+    const st = o.st;
     opts.hooks?.afterOpen?.();
-    const size = before.size;
+    const size = Number(st.size);
     // One byte of slack detects growth between stat and read.
     const buf = new Uint8Array(size + 1);
     let off = 0;
     while (off < buf.length) {
       if (now() > opts.deadline) return fail("file_timeout");
-      const r = syscall("pread64", o.fd, buf.subarray(off), buf.length - off, off);
-      if (r.ret < 0n) return fail("file_changed");
-      if (r.ret === 0n) break;
-      off += Number(r.ret);
+      const r = filePread(o.fd, buf.subarray(off), off);
+      if (r < 0) return fail("file_changed");
+      if (r === 0) break;
+      off += r;
       // A read that stops short exactly at the stat'ed size is at end of file:
       // growth before it would have filled the slack byte, growth after it
       // changes the size the identity check below compares.
@@ -195,7 +196,16 @@ export function captureFile(
     // The name must still point at the object we read (no replace-by-rename).
     const named = lstatIn(dirfd, name);
     if (!named.ok || !sameStatIdentity(o.st, named.st)) return fail("file_changed");
-    return { ok: true, bytes: buf.subarray(0, size), identity: before };
+    // The identity before the read (equal to the one after, checked above),
+    // built on first use: a search never reads it.
+    let identity: FileIdentity | undefined;
+    return {
+      ok: true,
+      bytes: buf.subarray(0, size),
+      get identity(): FileIdentity {
+        return identity ??= identityOf(st);
+      },
+    };
   } finally {
     closeFd(o.fd);
   }

@@ -27,7 +27,12 @@ import {
   ENOSYS,
   ENOTDIR,
   EXDEV,
+  fileClose,
+  fileFstatx,
+  fileOpenat2,
+  fileStatx,
   fstatx,
+  lastFileErrno,
   O_CLOEXEC,
   O_DIRECTORY,
   O_NOFOLLOW,
@@ -40,7 +45,6 @@ import {
   S_IFLNK,
   S_IFMT,
   type Statx,
-  statx,
   syscall,
 } from "../sandbox/libc.ts";
 
@@ -96,7 +100,20 @@ const RESOLVE_ALL = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINK
 
 /** `struct open_how` per (flags, mode), built once: the kernel only reads it. */
 const openHows = new Map<string, Uint8Array>();
+/** The same, keyed by flags alone for mode 0 (every read-open). */
+const openHowsMode0 = new Map<number, Uint8Array>();
 function openHow(flags: number, mode: number): Uint8Array {
+  if (mode === 0) {
+    let how = openHowsMode0.get(flags);
+    if (how === undefined) {
+      how = openHowBuilt(flags, mode);
+      openHowsMode0.set(flags, how);
+    }
+    return how;
+  }
+  return openHowBuilt(flags, mode);
+}
+function openHowBuilt(flags: number, mode: number): Uint8Array {
   const key = `${flags}:${mode}`;
   let how = openHows.get(key);
   if (how === undefined) {
@@ -125,9 +142,10 @@ export function openBeneath(
   }
   const f = flags | O_NOFOLLOW | O_CLOEXEC;
   if (!openat2Missing) {
-    const r = syscall("openat2", dirfd, cstr(name), openHow(f, mode), 24);
-    if (r.ret >= 0n) return { fd: Number(r.ret), errno: 0 };
-    if (r.errno !== ENOSYS) return { fd: -1, errno: r.errno };
+    const fd = fileOpenat2(dirfd, name, openHow(f, mode));
+    if (fd >= 0) return { fd, errno: 0 };
+    const errno = lastFileErrno();
+    if (errno !== ENOSYS) return { fd: -1, errno };
     openat2Missing = true;
   }
   return openatNoFollow(dirfd, name, flags, mode);
@@ -158,7 +176,7 @@ export function classifyOpenErrno(dirfd: number, name: string, errno: number): E
   if (errno === EXDEV) return "path_cross_device";
   if (errno === ENAMETOOLONG) return "path_too_long";
   if (errno === ELOOP || errno === ENOTDIR) {
-    const s = statx(dirfd, name, AT_SYMLINK_NOFOLLOW_FLAG);
+    const s = fileStatx(dirfd, name, AT_SYMLINK_NOFOLLOW_FLAG);
     if (s.ok && (s.st.mode & S_IFMT) === S_IFLNK) return "path_symlink";
     if (errno === ELOOP) return "path_symlink";
     return "path_not_directory";
@@ -238,10 +256,10 @@ export function openChildDir(
 ): Result<{ fd: number }> {
   const o = openBeneath(dirfd, name, O_RDONLY | O_DIRECTORY);
   if (o.fd < 0) return fail(classifyOpenErrno(dirfd, name, o.errno));
-  const s = fstatx(o.fd);
+  const s = fileFstatx(o.fd);
   const bad = s.ok ? checkDirectory(root, s.st) : "path_unsafe_owner";
   if (bad !== null) {
-    closeFd(o.fd);
+    fileClose(o.fd);
     return fail(bad);
   }
   return { ok: true, fd: o.fd };
@@ -304,5 +322,5 @@ export function unlinkIn(dirfd: number, name: string): number {
 
 /** lstat of one name in a directory fd. */
 export function lstatIn(dirfd: number, name: string) {
-  return statx(dirfd, name, AT_SYMLINK_NOFOLLOW_FLAG);
+  return fileStatx(dirfd, name, AT_SYMLINK_NOFOLLOW_FLAG);
 }

@@ -4,6 +4,9 @@
  * 64-bit words (variadic calls like prctl are passed as fixed words, which is
  * how x86_64 and aarch64 Linux pass variadic integer arguments), and errno is
  * read from `__errno_location()` immediately after the call on the same thread.
+ * The file tools' per-file calls (close, openat2, statx, pread64, lseek,
+ * getdents64) also have typed bindings of the same entry (`file*` below):
+ * same syscalls, same arguments, same errno rule, no BigInt per argument.
  *
  * This file enforces nothing by itself: it names syscall numbers per arch and
  * gives typed, errno-returning wrappers. Policy lives in the callers.
@@ -140,6 +143,36 @@ const SYMBOLS = {
     name: "syscall",
     parameters: ["i64", "i64", "buffer", "i64", "i64", "buffer", "i64"],
     result: "i64",
+  },
+  // The file tools' per-file calls (see "Per-file calls" below): the same
+  // syscall(2) entry typed per call so no argument or result but the 64-bit
+  // ones is a BigInt. The number is always a BigInt made once (an i64 given a
+  // JS number takes the runtime's slow path). An `int`/`unsigned int` kernel
+  // argument passed as i32/u32 is exact: x86_64 and aarch64 syscall wrappers
+  // truncate each argument to its declared type. A `long` result read as i32
+  // is exact for close/openat2/statx/getdents64 (0, an fd, a count ≤ the
+  // buffer, or -1).
+  sc_close: { name: "syscall", parameters: ["i64", "i32"], result: "i32" },
+  sc_openat2: {
+    name: "syscall",
+    parameters: ["i64", "i32", "buffer", "buffer", "i64"],
+    result: "i32",
+  },
+  sc_statx: {
+    name: "syscall",
+    parameters: ["i64", "i32", "buffer", "i32", "u32", "buffer"],
+    result: "i32",
+  },
+  sc_pread64: {
+    name: "syscall",
+    parameters: ["i64", "i32", "buffer", "i64", "i64"],
+    result: "i64",
+  },
+  sc_lseek: { name: "syscall", parameters: ["i64", "i32", "i64", "i32"], result: "i64" },
+  sc_getdents64: {
+    name: "syscall",
+    parameters: ["i64", "i32", "buffer", "u32"],
+    result: "i32",
   },
 } as const;
 
@@ -419,7 +452,7 @@ export function statx(
 const statxBuf = new Uint8Array(256);
 const statxView = new DataView(statxBuf.buffer);
 /** The empty C string (read-only for the kernel, so one copy serves every call). */
-const EMPTY_CSTR = new Uint8Array(1);
+const EMPTY_CSTR: Uint8Array<ArrayBuffer> = new Uint8Array(1);
 
 /** fstat through statx(fd, "", AT_EMPTY_PATH). */
 export function fstatx(fd: number) {
@@ -429,4 +462,183 @@ export function fstatx(fd: number) {
 /** close(fd), ignoring EINTR semantics (Linux always releases the fd). */
 export function closeFd(fd: number): void {
   if (fd >= 0) syscall("close", fd);
+}
+
+// ── Per-file calls of the file tools [PF-3] ─────────────────────────────────
+// The same syscalls with the same arguments as `syscall(name, …)` and errno
+// read the same way (cell zeroed before, read after a -1), through the typed
+// bindings above: no argument array, no BigInt per argument, no result
+// object. Used by linuxfs/ for the calls a search makes once per file; every
+// other caller keeps the generic `syscall`.
+
+const NR_CLOSE = BigInt(syscallNumber("close"));
+const NR_OPENAT2 = BigInt(syscallNumber("openat2"));
+const NR_STATX = BigInt(syscallNumber("statx"));
+const NR_PREAD64 = BigInt(syscallNumber("pread64"));
+const NR_LSEEK = BigInt(syscallNumber("lseek"));
+const NR_GETDENTS64 = BigInt(syscallNumber("getdents64"));
+/** `int` results: the largest count a typed i32 result may stand for. */
+const I32_MAX = 0x7fffffff;
+
+/** errno of the last per-file call that returned -1 (0 after a success). */
+let fileCallErrno = 0;
+
+/** errno of the last `fileClose`/`fileOpenat2`/`filePread`/`fileLseek`/`fileGetdents` that failed. */
+export function lastFileErrno(): number {
+  return fileCallErrno;
+}
+
+function afterCall(ret: number | bigint, cell: Int32Array): void {
+  // deno-lint-ignore eqeqeq -- -1 and -1n alike
+  fileCallErrno = ret == -1 ? cell[0] : 0;
+}
+
+/** close(fd) (as closeFd). */
+export function fileClose(fd: number): void {
+  if (fd < 0) return;
+  const cell = errnoSlot();
+  cell[0] = 0;
+  afterCall(libc().symbols.sc_close(NR_CLOSE, fd), cell);
+}
+
+/**
+ * `path` as a C string in one reused buffer (the kernel reads it only during
+ * the synchronous call it is passed to, and a module instance lives on one
+ * thread); a name the buffer cannot hold gets its own copy through cstr.
+ * Throws on NUL exactly as cstr does.
+ */
+function scratchCstr(path: string): Uint8Array<ArrayBuffer> {
+  if (path === "") return EMPTY_CSTR;
+  if (path.length <= 255) {
+    const a = pathScratch;
+    let i = 0;
+    for (; i < path.length; i++) {
+      const c = path.charCodeAt(i);
+      if (c >= 0x80) break;
+      if (c === 0) throw new Error("string contains NUL");
+      a[i] = c;
+    }
+    if (i === path.length) {
+      a[i] = 0;
+      return a;
+    }
+  }
+  return cstr(path) as Uint8Array<ArrayBuffer>;
+}
+const pathScratch = new Uint8Array(256);
+
+/** openat2(dirfd, path, how, 24): the fd, or -1 with lastFileErrno(). */
+export function fileOpenat2(dirfd: number, path: string, how: Uint8Array): number {
+  if (how.byteLength !== 24) throw new Error("open_how is 24 bytes");
+  const c = scratchCstr(path);
+  const cell = errnoSlot();
+  cell[0] = 0;
+  const r = libc().symbols.sc_openat2(
+    NR_OPENAT2,
+    dirfd,
+    c,
+    how as Uint8Array<ArrayBuffer>,
+    OPEN_HOW_SIZE,
+  );
+  afterCall(r, cell);
+  return r;
+}
+const OPEN_HOW_SIZE = 24n;
+
+/** pread64(fd, buf, buf.length, offset): bytes read, or -1 with lastFileErrno(). */
+export function filePread(fd: number, buf: Uint8Array, offset: number): number {
+  const cell = errnoSlot();
+  cell[0] = 0;
+  const r = libc().symbols.sc_pread64(
+    NR_PREAD64,
+    fd,
+    buf as Uint8Array<ArrayBuffer>,
+    BigInt(buf.length),
+    BigInt(offset),
+  ) as bigint;
+  afterCall(r, cell);
+  return Number(r);
+}
+
+/** lseek(fd, offset, whence): the offset as a bigint, or -1n with lastFileErrno(). */
+export function fileLseek(fd: number, offset: number, whence: number): bigint {
+  const cell = errnoSlot();
+  cell[0] = 0;
+  const r = libc().symbols.sc_lseek(NR_LSEEK, fd, BigInt(offset), whence) as bigint;
+  afterCall(r, cell);
+  return r;
+}
+
+/** getdents64(fd, buf, buf.length): bytes filled, 0 at the end, or -1 with lastFileErrno(). */
+export function fileGetdents(fd: number, buf: Uint8Array): number {
+  if (buf.length > I32_MAX) throw new Error("getdents64 buffer too large");
+  const cell = errnoSlot();
+  cell[0] = 0;
+  const r = libc().symbols.sc_getdents64(
+    NR_GETDENTS64,
+    fd,
+    buf as Uint8Array<ArrayBuffer>,
+    buf.length,
+  );
+  afterCall(r, cell);
+  return r;
+}
+
+/**
+ * statx(dirfd, path, flags) as `statx()`: the same mask, the same fields,
+ * the same errno; path "" with AT_EMPTY_PATH for an fd (see fileFstatx).
+ */
+export function fileStatx(
+  dirfd: number,
+  path: string,
+  flags: number,
+): { ok: true; st: Statx } | { ok: false; errno: number } {
+  const c = scratchCstr(path);
+  const cell = errnoSlot();
+  cell[0] = 0;
+  const r = libc().symbols.sc_statx(
+    NR_STATX,
+    dirfd,
+    c,
+    flags,
+    STATX_BASIC_STATS | STATX_MNT_ID,
+    statxBuf,
+  );
+  if (r !== 0) {
+    fileCallErrno = r === -1 ? cell[0] : 0;
+    return { ok: false, errno: fileCallErrno };
+  }
+  fileCallErrno = 0;
+  // The fields statx() copies out, read through typed views of the same
+  // little-endian buffer (Linux on x86_64/aarch64 is little-endian).
+  const u32 = statxU32;
+  const u64 = statxU64;
+  const i64 = statxI64;
+  return {
+    ok: true,
+    st: {
+      nlink: u32[4],
+      uid: u32[5],
+      gid: u32[6],
+      mode: u32[7] & 0xffff,
+      ino: u64[4],
+      size: u64[5],
+      blocks: u64[6],
+      ctimeSec: i64[12],
+      ctimeNsec: u32[26],
+      mtimeSec: i64[14],
+      mtimeNsec: u32[30],
+      devMajor: u32[34],
+      devMinor: u32[35],
+      mntId: u64[18],
+    },
+  };
+}
+const statxU32 = new Uint32Array(statxBuf.buffer);
+const statxU64 = new BigUint64Array(statxBuf.buffer);
+const statxI64 = new BigInt64Array(statxBuf.buffer);
+
+/** fstatx through the per-file binding. */
+export function fileFstatx(fd: number) {
+  return fileStatx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
 }

@@ -33,7 +33,27 @@ export function decodeText(
   // One pass over the bytes: a control byte refuses the file (before any
   // UTF-8 question, as always); pure ASCII is valid UTF-8 with no C1.
   let seen = 0;
-  for (let i = 0; i < bytes.length; i++) {
+  let i = 0;
+  if ((bytes.byteOffset & 3) === 0 && bytes.length >= 64) {
+    // Four bytes at a time: a word of printable ASCII (0x20..0x7E) is class 0
+    // throughout; any other word (a byte ≥ 0x80, < 0x20 — TAB/LF/CR too — or
+    // 0x7F; the bit tests have no false negatives) goes through the table.
+    const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >>> 2);
+    for (let k = 0; k < words.length; k++) {
+      const w = words[k];
+      const d = w ^ 0x7f7f7f7f;
+      if (
+        ((w | ((w - 0x20202020) & ~w) | ((d - 0x01010101) & ~d)) & 0x80808080) === 0
+      ) continue;
+      for (let j = k << 2, e = j + 4; j < e; j++) {
+        const c = BYTE_CLASS[bytes[j]];
+        if (c === 1) return { ok: false, code: "file_binary" };
+        seen |= c;
+      }
+    }
+    i = words.length << 2;
+  }
+  for (; i < bytes.length; i++) {
     const c = BYTE_CLASS[bytes[i]];
     if (c === 1) return { ok: false, code: "file_binary" };
     seen |= c;
