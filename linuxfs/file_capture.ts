@@ -64,6 +64,13 @@ export interface CaptureOptions {
    * (reopen, same-inode check, hole check, identity before/after) is unchanged.
    */
   checked?: Statx;
+  /**
+   * A caller-owned buffer to read into when the file (plus the slack byte)
+   * fits; the returned bytes are then a view of it, valid until the caller
+   * reuses it. A search passes one for all its files (no allocation per
+   * file); every other caller gets a fresh buffer per capture.
+   */
+  buffer?: Uint8Array;
 }
 
 export type Capture =
@@ -173,7 +180,9 @@ export function captureFile(
     opts.hooks?.afterOpen?.();
     const size = Number(st.size);
     // One byte of slack detects growth between stat and read.
-    const buf = new Uint8Array(size + 1);
+    const buf = opts.buffer !== undefined && opts.buffer.length > size
+      ? opts.buffer.subarray(0, size + 1)
+      : new Uint8Array(size + 1);
     let off = 0;
     while (off < buf.length) {
       if (now() > opts.deadline) return fail("file_timeout");

@@ -57,6 +57,9 @@ export type FileGrepResult =
   }
   | Fail;
 
+/** The reused read buffer of one search; larger files get their own. */
+const GREP_READ_BUFFER_BYTES = 64 * 1024;
+
 function shown(line: string): string {
   const b = new TextEncoder().encode(line);
   if (b.length <= GREP_LINE_SHOWN_MAX_BYTES) return line;
@@ -101,6 +104,9 @@ export function fileGrep(
   let truncated: SearchTruncation = "none";
   let lastRefusal: Fail["code"] = "file_changed";
 
+  // One read buffer for the whole search: a file's bytes are decoded (copied
+  // into a string) before the next file is read.
+  const readBuffer = new Uint8Array(GREP_READ_BUFFER_BYTES);
   const visit = (f: WalkFile): VisitResult => {
     if (readBytes + Number(f.st.size) > GREP_READ_MAX_BYTES) {
       return { ok: false, code: "search_limit" };
@@ -112,6 +118,7 @@ export function fileGrep(
       // The walk (or the single-file branch below) lstat'ed this name in this
       // directory and passed it through checkRegularFile with the same bound.
       checked: f.st,
+      buffer: readBuffer,
     });
     if (!cap.ok) {
       if (cap.code === "file_timeout") return cap;
