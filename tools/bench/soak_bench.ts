@@ -6,16 +6,30 @@
  * that the end is within 10 % of the value after the first 100 (flat: only
  * LIVE_RUNS_IN_MEMORY Runs are meant to stay in memory).
  *
+ * Both figures are read once the server has settled: HEAP_TRIM_INTERVAL_MS
+ * (plus a margin) after the last Turn, so the server's own periodic full GC and
+ * `malloc_trim` (runtime/heap_trim.ts) have run. Read at an arbitrary instant,
+ * RSS swings by ±7 MiB with where V8 and the allocator are in their cycles
+ * (two runs of the same tree read 106 → 98 and 93 → 104 MiB): that measured
+ * the instant, not what a Turn leaves behind.
+ *
  * Run: ./node_modules/deno/deno run --config deno.json -A tools/bench/soak_bench.ts
  */
 import { readProcText } from "../../sandbox/procfs.ts";
 import * as scenarios from "../fake_ollama/scenarios.ts";
 import { newConversation, readSse, startRunHarness, submit } from "../../tests/helpers/runs.ts";
 import { atMost, measure } from "./report.ts";
+import { HEAP_TRIM_INTERVAL_MS } from "../../runtime/limits.ts";
 
 const TURNS = Number(Deno.env.get("SOAK_TURNS") ?? 400);
 const BASE_AFTER = Math.min(100, Math.floor(TURNS / 4));
 const CONVERSATIONS = 4;
+
+/** VmRSS once the server's periodic trim has run after the last Turn (see the header). */
+async function settledRssMiB(pid: number): Promise<number> {
+  await new Promise((r) => setTimeout(r, HEAP_TRIM_INTERVAL_MS + 1_000));
+  return rssMiB(pid);
+}
 
 function rssMiB(pid: number): number {
   const m = /^VmRSS:\s*(\d+) kB$/m.exec(readProcText(`/proc/${pid}/status`) ?? "");
@@ -56,12 +70,16 @@ async function main(): Promise<void> {
       const frames = await readSse(h, r.body.run_id, { timeoutMs: 120_000 });
       const end = frames.at(-1)!;
       if (end.event !== "run.completed") throw new Error(`turn ${i}: ${JSON.stringify(end.data)}`);
-      if (i === BASE_AFTER) base = rssMiB(pid);
+      if (i === BASE_AFTER) base = await settledRssMiB(pid);
       if (i % 100 === 0) {
-        console.log(`  after ${i} Turns: RSS ${rssMiB(pid).toFixed(1)} MiB (${rssSplit(pid)})`);
+        const when = i === BASE_AFTER ? "settled" : "at that instant";
+        console.log(
+          `  after ${i} Turns, ${when}: RSS ${rssMiB(pid).toFixed(1)} MiB (${rssSplit(pid)})`,
+        );
       }
     }
-    const last = rssMiB(pid);
+    const last = await settledRssMiB(pid);
+    console.log(`  after ${TURNS} Turns, settled: RSS ${last.toFixed(1)} MiB (${rssSplit(pid)})`);
     const growth = (last - base) / base;
     console.log(`soak: ${TURNS} Turns in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
     console.log(
