@@ -8,7 +8,7 @@
 import { html } from "htm/preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { Requester } from "./lib/endpoints.ts";
-import { ModelsResponse, PullStartedResponse } from "../runtime/protocol/api.ts";
+import { AgentResponse, ModelsResponse, PullStartedResponse } from "../runtime/protocol/api.ts";
 import { parse } from "./lib/types.ts";
 
 interface Entry {
@@ -84,18 +84,22 @@ export function ModelsView(
   const [own, setOwn] = useState<{ model: string | null; reasoning: boolean } | null>(
     agent ? { model: agent.defaultModelId, reasoning: agent.reasoning } : null,
   );
+  // The Agent may arrive (or change) after the view opened: a view opened before the
+  // Agent list loaded never showed the Agent's settings.
+  useEffect(() => {
+    setOwn(agent ? { model: agent.defaultModelId, reasoning: agent.reasoning } : null);
+  }, [agent?.id, agent?.defaultModelId, agent?.reasoning]);
 
   const patchAgent = async (patch: { default_model_id?: string | null; reasoning?: boolean }) => {
     if (!agent) return;
     setError(null);
     try {
-      const r = await request("PATCH", `/api/agents/${encodeURIComponent(agent.id)}`, patch) as {
-        agent?: { default_model_id?: unknown; reasoning?: unknown };
-      };
-      setOwn({
-        model: typeof r.agent?.default_model_id === "string" ? r.agent.default_model_id : null,
-        reasoning: r.agent?.reasoning !== false,
-      });
+      const r = parse(
+        AgentResponse,
+        await request("PATCH", `/api/agents/${encodeURIComponent(agent.id)}`, patch),
+        "agent",
+      );
+      setOwn({ model: r.agent.default_model_id, reasoning: r.agent.reasoning });
       onAgentChanged?.();
     } catch (err) {
       setError(code(err));

@@ -13,7 +13,8 @@ import { startTestServer } from "../helpers/server.ts";
 import { FAKE_FLEET, type FakeModel } from "../../tools/fake_ollama/frames.ts";
 import * as sc from "../../tools/fake_ollama/scenarios.ts";
 import { startFakeOllama } from "../../tools/fake_ollama/server.ts";
-import { send } from "./_ui_support.ts";
+import { send, startUiEnv } from "./_ui_support.ts";
+import { SYSTEM_AGENT_NAME } from "../../runtime/agents/service.ts";
 
 Deno.test("the Models view pulls with a progress bar, the picker switches the model per Turn, and reasoning expands", async () => {
   const ollama = await startFakeOllama({
@@ -181,5 +182,36 @@ Deno.test("the Models view pulls with a progress bar, the picker switches the mo
     await browser.close();
     await server.stop();
     await ollama.close();
+  }
+});
+
+Deno.test("the Models view opened before the Agent list arrives shows the Agent's settings once it does", async () => {
+  const env = await startUiEnv();
+  try {
+    const ctx = await env.browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await ctx.newPage();
+    // Hold the Agent list until the view is open (a loaded machine's order of events).
+    let release = () => {};
+    const held = new Promise<void>((r) => release = r);
+    await page.route("**/api/agents", async (route) => {
+      if (route.request().method() === "GET") await held;
+      await route.continue();
+    });
+    await page.goto(`${env.server.url}/`);
+    await page.fill("[data-testid=login-token]", readBootstrapToken(env.server.home));
+    await page.click("[data-testid=login-submit]");
+    await page.waitForSelector("[data-testid=workspace]", { timeout: 15_000 });
+    await page.click("[data-testid=open-models]");
+    await page.waitForSelector("[data-testid=model-row][data-model='qwen3.5:2b']");
+    assertEquals(await page.locator("[data-testid=agent-default-model-select]").count(), 0);
+    release();
+    await page.waitForSelector("[data-testid=agent-default-model-select]", { timeout: 15_000 });
+    assertEquals(
+      await page.locator("[data-testid=models-agent] strong").textContent(),
+      SYSTEM_AGENT_NAME,
+    );
+    await ctx.close();
+  } finally {
+    await env.close();
   }
 });
