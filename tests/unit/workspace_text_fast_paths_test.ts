@@ -5,6 +5,7 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { compareUtf8 } from "../../runtime/tools/path.ts";
 import { decodeText } from "../../runtime/tools/text.ts";
+import { referenceDecode } from "./text_reference.ts";
 import { pick, prng } from "./workspace_prng.ts";
 import { cstr } from "../../sandbox/libc.ts";
 
@@ -15,24 +16,6 @@ function byteOrder(a: string, b: string): number {
   const n = Math.min(ea.length, eb.length);
   for (let i = 0; i < n; i++) if (ea[i] !== eb[i]) return ea[i] - eb[i];
   return ea.length - eb.length;
-}
-
-/** The definition: control bytes first, then strict UTF-8, then C1 controls. */
-function referenceDecode(bytes: Uint8Array): string {
-  for (const b of bytes) {
-    if ((b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d) || b === 0x7f) return "file_binary";
-  }
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    return "file_invalid_utf8";
-  }
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x80 && c <= 0x9f) return "file_binary";
-  }
-  return `text:${text}`;
 }
 
 const UNITS = [

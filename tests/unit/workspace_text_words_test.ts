@@ -5,25 +5,8 @@
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { decodeText } from "../../runtime/tools/text.ts";
+import { referenceDecode } from "./text_reference.ts";
 import { pick, prng } from "./workspace_prng.ts";
-
-/** The definition: control bytes first, then strict UTF-8, then C1 controls. */
-function referenceDecode(bytes: Uint8Array): string {
-  for (const b of bytes) {
-    if ((b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d) || b === 0x7f) return "file_binary";
-  }
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    return "file_invalid_utf8";
-  }
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x80 && c <= 0x9f) return "file_binary";
-  }
-  return `text:${text}`;
-}
 
 function got(bytes: Uint8Array): string {
   const r = decodeText(bytes);
