@@ -1,6 +1,6 @@
 /**
  * agent-builder: one executable, several sub-commands [PK-1].
- * `worker` and `runner` are internal re-exec modes and are not listed in help.
+ * `worker`, `runner` and `file-tools` are internal re-exec modes and are not listed in help.
  */
 import { RELEASE } from "./runtime/limits.ts";
 import { UsageError } from "./runtime/argv.ts";
@@ -52,6 +52,9 @@ const COMMANDS: Record<string, Command> = {
     }),
   // Internal re-exec mode [EX-1]: the runner confines itself before it runs anything.
   runner: async (argv) => (await import("./sandbox/runner_entry.ts")).runnerCommand(argv),
+  // Internal mode [PF-2]: the read file tools off the server's event loop, one job at a time.
+  "file-tools": async (argv) =>
+    (await import("./runtime/tools/file_tool_process.ts")).fileToolsCommand(argv),
   // Loaded on demand so a Worker never loads (or holds threads for) server code:
   // the confined process stays small and its spawn fast (see worker_spawn_bench).
   serve: async (argv) => (await import("./runtime/cli/serve.ts")).serveCommand(argv),

@@ -64,7 +64,7 @@ import { NO_RUN_TEST_HOOKS, type RunTestHooks } from "./runs/test_hooks.ts";
 import { type AcpService, createAcpService } from "./acp/service.ts";
 import type { RunnerSpec } from "./acp/runners.ts";
 import { runnerRoutes } from "./http/runner_routes.ts";
-import { fileThreads } from "./tools/file_threads.ts";
+import { fileToolPool } from "./tools/file_tool_pool.ts";
 
 export interface AppOptions {
   home: HomeLayout;
@@ -275,7 +275,7 @@ export function createApp(opts: AppOptions): App {
       await pulls.close();
       await model.close();
       tokenizers.close();
-      fileThreads.close();
+      await fileToolPool.close();
       agentDbs.closeAll();
       registryDb.close();
       return Promise.resolve();

@@ -146,8 +146,8 @@ const TABLE = {
   // tools [TL]
   tool_denied: { status: 403, message: "The tool call was denied." },
   tool_invalid_arguments: { status: 422, message: "Invalid tool arguments." },
-  // [PF-2] the file-tool thread died or broke its protocol during the call
-  tool_thread_failed: { status: 500, message: "The file tool's thread failed." },
+  // [PF-2] the file-tool process died or broke its protocol during the call
+  file_tool_failed: { status: 500, message: "The file tool's process failed." },
   permission_not_found: { status: 404, message: "Permission request not found." },
   // per-Agent policy [TL-9, TL-10, TL-12]
   policy_invalid: { status: 422, message: "The policy rule is not valid." },

@@ -78,6 +78,8 @@ export const SQLITE_PAGE_SIZE = 1024;
 export const SQLITE_STATEMENTS_CACHED = 128;
 /** At most one full GC + `malloc_trim` per this interval, only after a Run ended [PF-5]. */
 export const HEAP_TRIM_INTERVAL_MS = 10_000;
+/** A trim waits while Runs are active [PF-2], but never longer than this after the last one [PF-5]. */
+export const HEAP_TRIM_DEFER_MAX_MS = 5 * 60_000;
 export const SEARCH_QUERY_MAX_BYTES = 256; // [UI-9] UTF-8 bytes of `q`
 export const SEARCH_RESULTS_MAX = 50; // [UI-9]
 export const SEARCH_TERMS_MAX = 32; // [UI-9] whitespace-separated terms in one query
@@ -104,6 +106,13 @@ export const RUN_EVENTS_MAX = 1024; // [EV-2, SB-8]
 export const RUN_LIVE_BYTES_MAX = 2 * MiB; // × 64 live records in memory ⇒ ≤ 128 MiB
 export const RUN_DURABLE_BYTES_MAX = 1 * MiB;
 export const EVENT_MAX_BYTES = 64 * KiB;
+/**
+ * An event body this long or longer is stored raw-deflated (with its Run's dictionary) when that
+ * saves a quarter [PF-4]; every envelope is longer (≈ 190 bytes of ids and keys).
+ */
+export const EVENT_BODY_DEFLATE_MIN_BYTES = 128;
+/** A completed answer this long or longer is stored raw-deflated when that saves a quarter [PF-4]. */
+export const ANSWER_DEFLATE_MIN_BYTES = 1 * KiB;
 export const JOURNAL_RUNS_RETAINED = 256;
 export const LIVE_RUNS_IN_MEMORY = 64;
 export const SSE_CLIENT_RECONNECTS_MAX = 3; // [EV-3]
@@ -218,6 +227,11 @@ export const IPC_TOTAL_BYTES_MAX = 4 * MiB;
 export const IPC_ROUNDS_MAX = 64;
 export const IPC_ATTESTATION_TIMEOUT_MS = 10 * 1000;
 export const IPC_REPLY_TIMEOUT_MS = 130 * 1000;
+/**
+ * Nice steps every sandboxed process (Workers, runners) and file-tool process runs below the
+ * server [PF-2]: the Control Plane's event loop (UI, API, streams) keeps the CPU first on a busy host.
+ */
+export const SANDBOX_NICE_INCREMENT = 10;
 export const WORKER_RLIMIT_CPU_S = 60;
 /** Hard RLIMIT_CPU: above the soft limit so the kernel's first action is SIGXCPU, not SIGKILL. */
 export const WORKER_RLIMIT_CPU_HARD_S = WORKER_RLIMIT_CPU_S + 1;
@@ -239,6 +253,12 @@ export const WORKER_POOL_MAX = 4;
 export const WORKER_POOL_IDLE_MAX_MS = 10 * 60 * 1000;
 export const WORKER_POOL_RETRY_MIN_MS = 500;
 export const WORKER_POOL_RETRY_MAX_MS = 30 * 1000;
+/**
+ * The longest a take defers the pool's refill: the replacement starts once the Run's first
+ * model call ended (or the Run did), so two Deno start-ups of CPU never compete with the
+ * Run's way to its model [PF-1]; a slow model's Run starts it after this bound.
+ */
+export const WORKER_POOL_REFILL_DEFER_MAX_MS = 1000;
 
 // ── Tools [TL] ───────────────────────────────────────────────────────────────
 export const TOOL_RESULT_PROJECTION_MAX_BYTES = 4096; // [TL-3]
@@ -263,10 +283,14 @@ export const SEARCH_TIMEOUT_MS = 1000;
 export const GREP_PATTERN_MAX_BYTES = 256;
 export const GREP_PATTERN_QUESTION_MAX = 8;
 export const GREP_LINE_MAX_BYTES = 16 * KiB;
-/** Threads that run the read file tools off the server's event loop [PF-2]. */
-export const FILE_THREADS = 2;
-/** An idle file-tool thread ends after this long; the next call starts one again [PF-2]. */
-export const FILE_THREAD_IDLE_MS = 60_000;
+/** Child processes that run the read file tools off the server's event loop [PF-2]. */
+export const FILE_TOOL_PROCESSES = 2;
+/** An idle file-tool process ends after this long; the next call starts one again [PF-2]. */
+export const FILE_TOOL_IDLE_MS = 60_000;
+/** A job line to a file-tool process (a path and a tool's validated arguments) [PF-2]. */
+export const FILE_TOOL_JOB_MAX_BYTES = 256 * KiB;
+/** An answer line from a file-tool process: the largest is an ACP whole-file read, escaped [PF-2]. */
+export const FILE_TOOL_ANSWER_MAX_BYTES = 8 * READ_FILE_MAX_BYTES;
 export const WRITE_CONTENT_MAX_BYTES = 8 * KiB; // [TL-6]
 export const EDIT_FRAGMENT_MAX_BYTES = 4 * KiB;
 export const EDIT_PREVIEW_MAX_BYTES = 4 * KiB;
@@ -350,6 +374,8 @@ export const BACKUP_GZIP_FLOOR_BYTES = 256 * MiB;
 export const BACKUP_GZIP_STEP_BYTES = 16 * KiB;
 /** Below this many bytes a backup/restore prints no progress line. */
 export const BACKUP_PROGRESS_MIN_BYTES = 64 * MiB;
+/** A private socket directory without a socket is a killed server's once this old [OP-2]. */
+export const STALE_SOCKET_DIR_MIN_AGE_MS = 60_000;
 export const SHUTDOWN_GRACE_MS = 5000;
 /** After the HTTP server stopped: time for the connection guard to relay its last bytes [OP-2]. */
 export const SHUTDOWN_RELAY_DRAIN_MS = 1000;
@@ -467,6 +493,15 @@ export const DELEGATIONS_LIST_MAX = 32;
 export const CANCEL_GRACE_MS = 2000;
 /** Grace past the Run deadline for the Worker's last read (the kernel's own timer fires first). */
 export const WORKER_READ_GRACE_MS = 5000;
+/**
+ * Synthetic warm-up Turns a pooled Worker runs while it waits (each only while no frame is
+ * waiting) [PF-1]: after one (V8 had run the path once), decoding the Run's first frame still
+ * took ~0.4 ms more than the next frame's; after three it does not, and the Worker's CPU from
+ * `turn.start` to `model.call` falls from ~1.5 to ~1.1 ms (docs/performance.md).
+ */
+export const WORKER_WARM_UP_TURNS = 3;
+/** Toolset manifests (canonical JSON and digest) remembered for the next Runs [PF-1]. */
+export const TOOLSET_MANIFESTS_KEPT = 8;
 /** Bytes of the live/journal caps kept free for the terminal event so a full journal can still end. */
 export const TERMINAL_RESERVE_BYTES = 2048;
 /** Keep-alive comment interval of event streams (long model calls, pulls). */

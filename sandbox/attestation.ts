@@ -55,11 +55,18 @@ export function parseStatus(text: string): Map<string, string> {
   return m;
 }
 
-/** pgrp, session and start time (clock ticks) from /proc/<pid>/stat. */
-export function parseStat(text: string): { pgrp: number; session: number; startTime: bigint } {
+/** pgrp, session, nice and start time (clock ticks) from /proc/<pid>/stat. */
+export function parseStat(
+  text: string,
+): { pgrp: number; session: number; nice: number; startTime: bigint } {
   const rest = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  // rest[0] is field 3 (state); pgrp is field 5, session 6, starttime 22.
-  return { pgrp: Number(rest[2]), session: Number(rest[3]), startTime: BigInt(rest[19]) };
+  // rest[0] is field 3 (state); pgrp is field 5, session 6, nice 19, starttime 22.
+  return {
+    pgrp: Number(rest[2]),
+    session: Number(rest[3]),
+    nice: Number(rest[16]),
+    startTime: BigInt(rest[19]),
+  };
 }
 
 function threadProblems(label: string, text: string, exp: AttestationExpectations): string[] {

@@ -4,7 +4,9 @@
  * these functions; the escape-probe tests reach them through the same entry.
  *
  * Stage 1 (fresh process, nothing untrusted read yet), in order:
- *   setsid → close-on-exec every fd above stderr → umask 077 → rlimits →
+ *   setsid → close-on-exec every fd above stderr → umask 077 → nice
+ *   SANDBOX_NICE_INCREMENT, of this thread and of the new session's autogroup (CPU
+ *   priority below the Control Plane's, [PF-2]; sandbox/priority.ts) → rlimits →
  *   no_new_privs → Landlock on THIS (main) thread → drop every capability,
  *   lock securebits and, when started by root, switch to the unprivileged
  *   sandbox uid/gid → parent-death SIGKILL (and re-check the parent) →
@@ -40,6 +42,8 @@ import {
 import { dropAllCapabilities, type TargetIdentity } from "./capabilities.ts";
 import { buildWorkerFilter, type WorkerFilterOptions } from "./seccomp_bpf.ts";
 import { installSeccompAllThreads } from "./seccomp.ts";
+import { lowerOwnAutogroupBelowParent, lowerThisThreadBelowParent } from "./priority.ts";
+import { SANDBOX_NICE_INCREMENT } from "../runtime/limits.ts";
 import {
   cstr,
   cStringVector,
@@ -66,6 +70,8 @@ export interface ConfineSteps {
   newSession(): StepResult;
   closeInheritedFds(): StepResult;
   umask(): StepResult;
+  /** Lowers this thread's CPU priority to SANDBOX_NICE_INCREMENT; stage 2 inherits it through the execve [PF-2]. */
+  lowerPriority(): StepResult;
   /** Tasks of `uid` (the uid the process will run as) now; 0 for root. */
   uidTaskCount(uid: number): number;
   /** The real uid now. */
@@ -101,6 +107,13 @@ export const PRODUCTION_STEPS: ConfineSteps = {
   umask: () => {
     syscall("umask", 0o077);
     return { ok: true };
+  },
+  lowerPriority: () => {
+    const thread = lowerThisThreadBelowParent(SANDBOX_NICE_INCREMENT);
+    // After setsid: the new session's autogroup too, or the nice above orders nothing
+    // against the server's group [PF-2] (best effort; sandbox/priority.ts).
+    if (thread.ok) lowerOwnAutogroupBelowParent(SANDBOX_NICE_INCREMENT);
+    return thread;
   },
   uidTaskCount: (uid) => uid === 0 ? 0 : countTasksOfRealUid(uid),
   currentUid: () => Number(syscall("getuid").ret),
@@ -188,6 +201,7 @@ export function runStage1(
     () => steps.newSession(),
     () => steps.closeInheritedFds(),
     () => steps.umask(),
+    () => steps.lowerPriority(),
     () => steps.rlimits(workerRlimitPlan(steps.uidTaskCount(runAs))),
     () => steps.noNewPrivs(),
     () => {

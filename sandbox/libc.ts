@@ -144,6 +144,14 @@ const SYMBOLS = {
     parameters: ["i64", "i64", "buffer", "i64", "i64", "buffer", "i64"],
     result: "i64",
   },
+} as const;
+
+/**
+ * The file tools' bindings, bound on their first use: each symbol costs about
+ * half a millisecond to bind, and each stage of every Worker and runner binds
+ * this module's symbols anew, while a Worker never calls these [PF-1].
+ */
+const FILE_SYMBOLS = {
   // The file tools' per-file calls (see "Per-file calls" below): the same
   // syscall(2) entry typed per call so no argument or result but the 64-bit
   // ones is a BigInt. The number is always a BigInt made once (an i64 given a
@@ -182,6 +190,14 @@ let lib: Lib | null = null;
 function libc(): Lib {
   if (lib === null) lib = Deno.dlopen("libc.so.6", SYMBOLS);
   return lib;
+}
+
+type FileLib = Deno.DynamicLibrary<typeof FILE_SYMBOLS>;
+let fileLib: FileLib | null = null;
+
+function libcFile(): FileLib {
+  if (fileLib === null) fileLib = Deno.dlopen("libc.so.6", FILE_SYMBOLS);
+  return fileLib;
 }
 
 /** A word passed to a syscall: a number/bigint, or a buffer whose address is passed. */
@@ -498,7 +514,7 @@ export function fileClose(fd: number): void {
   if (fd < 0) return;
   const cell = errnoSlot();
   cell[0] = 0;
-  afterCall(libc().symbols.sc_close(NR_CLOSE, fd), cell);
+  afterCall(libcFile().symbols.sc_close(NR_CLOSE, fd), cell);
 }
 
 /**
@@ -533,7 +549,7 @@ export function fileOpenat2(dirfd: number, path: string, how: Uint8Array): numbe
   const c = scratchCstr(path);
   const cell = errnoSlot();
   cell[0] = 0;
-  const r = libc().symbols.sc_openat2(
+  const r = libcFile().symbols.sc_openat2(
     NR_OPENAT2,
     dirfd,
     c,
@@ -549,7 +565,7 @@ const OPEN_HOW_SIZE = 24n;
 export function filePread(fd: number, buf: Uint8Array, offset: number): number {
   const cell = errnoSlot();
   cell[0] = 0;
-  const r = libc().symbols.sc_pread64(
+  const r = libcFile().symbols.sc_pread64(
     NR_PREAD64,
     fd,
     buf as Uint8Array<ArrayBuffer>,
@@ -564,7 +580,7 @@ export function filePread(fd: number, buf: Uint8Array, offset: number): number {
 export function fileLseek(fd: number, offset: number, whence: number): bigint {
   const cell = errnoSlot();
   cell[0] = 0;
-  const r = libc().symbols.sc_lseek(NR_LSEEK, fd, BigInt(offset), whence) as bigint;
+  const r = libcFile().symbols.sc_lseek(NR_LSEEK, fd, BigInt(offset), whence) as bigint;
   afterCall(r, cell);
   return r;
 }
@@ -574,7 +590,7 @@ export function fileGetdents(fd: number, buf: Uint8Array): number {
   if (buf.length > I32_MAX) throw new Error("getdents64 buffer too large");
   const cell = errnoSlot();
   cell[0] = 0;
-  const r = libc().symbols.sc_getdents64(
+  const r = libcFile().symbols.sc_getdents64(
     NR_GETDENTS64,
     fd,
     buf as Uint8Array<ArrayBuffer>,
@@ -596,7 +612,7 @@ export function fileStatx(
   const c = scratchCstr(path);
   const cell = errnoSlot();
   cell[0] = 0;
-  const r = libc().symbols.sc_statx(
+  const r = libcFile().symbols.sc_statx(
     NR_STATX,
     dirfd,
     c,

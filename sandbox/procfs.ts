@@ -16,6 +16,14 @@ import {
 } from "./libc.ts";
 
 const PROC_READ_MAX = 64 * 1024;
+/**
+ * One read buffer and one decoder for every call: the calls are synchronous and
+ * a module instance lives on one thread, and the text is copied out before the
+ * call returns. A fresh 64 KiB buffer per file was most of the cost of counting
+ * a uid's tasks over all of /proc at every sandbox start [PF-1].
+ */
+let readBuf: Uint8Array<ArrayBuffer> | null = null;
+const utf8 = new TextDecoder();
 
 /** Reads a /proc (or /sys) text file; returns null when it does not exist. */
 export function readProcText(path: string): string | null {
@@ -29,7 +37,7 @@ export function readProcText(path: string): string | null {
   }
   const fd = Number(o.ret);
   try {
-    const buf = new Uint8Array(PROC_READ_MAX);
+    const buf = readBuf ??= new Uint8Array(PROC_READ_MAX);
     let off = 0;
     for (;;) {
       const r = syscall("read", fd, buf.subarray(off), buf.length - off);
@@ -41,11 +49,13 @@ export function readProcText(path: string): string | null {
       off += Number(r.ret);
       if (off >= buf.length) throw new Error(`${path} exceeds ${PROC_READ_MAX} bytes`);
     }
-    return new TextDecoder().decode(buf.subarray(0, off));
+    return utf8.decode(buf.subarray(0, off));
   } finally {
     closeFd(fd);
   }
 }
+
+let direntBuf: Uint8Array<ArrayBuffer> | null = null;
 
 /** Numeric directory entries (pids/tids) through getdents64; bounded. */
 export function listNumericEntries(dir: string): number[] {
@@ -54,17 +64,24 @@ export function listNumericEntries(dir: string): number[] {
   const fd = Number(o.ret);
   const out: number[] = [];
   try {
-    const buf = new Uint8Array(32 * 1024);
+    const buf = direntBuf ??= new Uint8Array(32 * 1024);
+    const v = new DataView(buf.buffer);
     for (let round = 0; round < 64; round++) {
       const r = syscall("getdents64", fd, buf, buf.length);
       if (r.ret <= 0n) break;
-      const v = new DataView(buf.buffer);
       for (let off = 0; off < Number(r.ret);) {
         const reclen = v.getUint16(off + 16, true);
+        // The name (NUL-terminated at off + 19) read as decimal digits, without a string:
+        // an entry counts only when it is one or more ASCII digits and nothing else.
         let end = off + 19;
-        while (buf[end] !== 0) end++;
-        const name = new TextDecoder().decode(buf.subarray(off + 19, end));
-        if (/^[0-9]+$/.test(name)) out.push(Number(name));
+        let n = 0;
+        let digits = true;
+        for (; buf[end] !== 0; end++) {
+          const c = buf[end] - 0x30;
+          if (c < 0 || c > 9) digits = false;
+          else n = n * 10 + c;
+        }
+        if (digits && end > off + 19) out.push(n);
         off += reclen;
       }
     }

@@ -3,7 +3,8 @@
  * execution, confined before it runs anything, in the Worker's two stages.
  *
  * Stage 1 (`runner --scratch S --tmp T --parent P [--uid U --gid G]`):
- *   setsid → close-on-exec every fd above stderr → umask 022 → rlimits
+ *   setsid → close-on-exec every fd above stderr → umask 022 → nice
+ *   SANDBOX_NICE_INCREMENT [PF-2] → rlimits
  *   (runner_policy.ts) → as root: private mount + PID namespaces (the scratch
  *   and tmp bind-mounted at <base>/scratch and <base>/tmp on a private 64 KiB
  *   tmpfs over RUNNER_MOUNT_BASE, so the sandbox uid reaches them whatever the modes of their
@@ -44,6 +45,7 @@ import {
   RUNNER_LIVE_OUTPUT_COALESCE_MS,
   RUNNER_LIVE_OUTPUT_MAX_BYTES,
   RUNNER_STREAM_HALF_BYTES,
+  SANDBOX_NICE_INCREMENT,
 } from "../runtime/limits.ts";
 import { PRODUCTION_STEPS, type StepResult } from "./confine.ts";
 import { applyRlimits, countTasksOfRealUid, RLIMIT_DATA } from "./rlimits.ts";
@@ -70,6 +72,7 @@ import {
 import { denoRunFlags, devCodeRoots, EXIT_SANDBOX_FAILURE } from "./worker_entry.ts";
 import { posixSpawn, waitFor } from "./spawn.ts";
 import { joinRunnerMemoryCgroup } from "./memory_cgroup.ts";
+import { lowerThisThreadBelowParent } from "./priority.ts";
 import { listNumericEntries, readProcText } from "./procfs.ts";
 import {
   type CommandJob,
@@ -189,6 +192,8 @@ function stage1(o: Stage1Options): Stage1Result {
       syscall("umask", 0o022);
       return { ok: true };
     },
+    // [PF-2] Below the Control Plane's CPU priority; stage 2 (spawned from this thread) inherits it.
+    () => lowerThisThreadBelowParent(SANDBOX_NICE_INCREMENT),
     () => applyRlimits(runnerRlimitPlan(runAs === 0 ? 0 : countTasksOfRealUid(runAs))),
     // As root: the command's memory as a whole, where the host offers a memory cgroup.
     () => {

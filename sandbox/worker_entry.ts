@@ -2,8 +2,8 @@
  * The internal `worker` sub-command [SB-1, SB-2, PK-3]: the only way a Worker
  * process ever runs. Stage 1 (`worker --run-root … --parent …`) confines and
  * execve's the same executable into stage 2 (`worker --stage2 …`), which
- * finishes confinement, sends the attestation frame and only then hands the
- * IPC port to the Worker body.
+ * finishes confinement, sends the attestation frame and only then loads the
+ * Worker body and hands it the IPC port.
  *
  * What this file enforces: there is no argument that skips a step — both
  * stages always run the full sequence of `confine.ts`; stage 2 refuses to
@@ -35,6 +35,13 @@ export interface WorkerPort {
     timeoutMs: number,
     parse?: (value: unknown) => { ok: true; frame: T } | { ok: false },
   ): Promise<T | null>;
+  /**
+   * Before the first `receive`: true when the Control Plane has already
+   * written to the Worker's input (a Run is waiting for it: the cold path), so
+   * the body can skip work that only pays off while a Worker waits in the pool
+   * [PF-1]. A hint: it reads nothing and decides nothing about safety.
+   */
+  frameWaiting(): boolean;
 }
 
 /** What runs inside the confined Worker; resolves to the process exit code. */
@@ -131,15 +138,17 @@ export async function workerCommand(argv: string[], opts: WorkerCommandOptions):
   // Stage 2 must have come through stage 1: no_new_privs is inherited across execve.
   const nnp = syscall("prctl", 39, 0, 0, 0, 0);
   if (nnp.ret !== 1n) return reportFailure("not_from_stage1", 0);
-  // The body's code (and the IPC framing) is loaded here, where static imports
-  // would have loaded it: already under Landlock, no_new_privs and the sandbox
-  // uid, before seccomp; it is code from the code roots, nothing untrusted.
-  const [ipc, body] = await Promise.all([
-    import("../runtime/protocol/ipc.ts"),
-    typeof opts.body === "function" ? opts.body : opts.body.load(),
-  ]);
   const r = runStage2(steps);
   if (!r.ok) return reportFailure(r.step, r.errno);
+  sendAttestation();
+  // The body's code (the kernel, zod, the frame schemas) and the IPC framing are
+  // loaded only now, fully confined — seccomp included — and after the attestation
+  // [PF-1]: a pooled Worker loads them while it waits, a cold one while the Control
+  // Plane verifies it and prepares the Run. It is code from the code roots; nothing
+  // untrusted has been read, and no frame is read before the body asks for one.
+  // The body first: it configures zod before the framing's schemas are built.
+  const body = typeof opts.body === "function" ? opts.body : await opts.body.load();
+  const ipc = await import("../runtime/protocol/ipc.ts");
   return await runBody(ipc, body);
 }
 
@@ -244,13 +253,14 @@ function reportFailure(step: string, errno: number): number {
   return EXIT_SANDBOX_FAILURE;
 }
 
-async function runBody(
-  ipc: typeof import("../runtime/protocol/ipc.ts"),
-  body: WorkerBody,
-): Promise<number> {
-  const writer = new ipc.NdjsonWriter(Deno.stdout.writable);
+/**
+ * The attestation frame, written synchronously: the frame needs neither the
+ * IPC framing nor Deno's streams, which load after it [PF-1]. Called only
+ * after `runStage2` succeeded.
+ */
+function sendAttestation(): void {
   const caps = readCapSets();
-  await writer.send({
+  const frame = {
     v: IPC_PROTOCOL_VERSION,
     type: "sandbox.attestation",
     pid: Number(syscall("getpid").ret),
@@ -259,11 +269,41 @@ async function runBody(
     seccomp_mode: 2,
     no_new_privs: true,
     capabilities_zero: caps !== null && (caps.effective | caps.permitted | caps.inheritable) === 0n,
-  });
-  const reader = new ipc.NdjsonReader(Deno.stdin.readable);
+  };
+  const line = new TextEncoder().encode(JSON.stringify(frame) + "\n");
+  for (let off = 0; off < line.length;) off += Deno.stdout.writeSync(line.subarray(off));
+}
+
+const POLLIN = 0x1;
+const POLLHUP = 0x10;
+
+/**
+ * True when stdin has a byte or its end waiting now (ppoll with a zero
+ * timeout on fd 0). A hint only: it consumes nothing.
+ */
+function stdinReady(): boolean {
+  const pfd = new Uint8Array(8); // struct pollfd { int fd; short events; short revents; }
+  const v = new DataView(pfd.buffer);
+  v.setInt32(0, 0, true);
+  v.setInt16(4, POLLIN, true);
+  const zero = new Uint8Array(16); // struct timespec { 0, 0 }: do not wait
+  const r = syscall("ppoll", pfd, 1, zero, null, 0);
+  return r.ret > 0n && (v.getInt16(6, true) & (POLLIN | POLLHUP)) !== 0;
+}
+
+async function runBody(
+  ipc: typeof import("../runtime/protocol/ipc.ts"),
+  body: WorkerBody,
+): Promise<number> {
+  // [PF-1] Frames go out with one write(2) each on this thread and come in through direct
+  // reads: the web streams over stdin/stdout handed every frame to a blocking-pool thread
+  // and back, and compiled their machinery on a Run's first frame (docs/performance.md).
+  const writer = new ipc.NdjsonWriter(Deno.stdout);
+  const reader = new ipc.NdjsonReader(Deno.stdin);
   const port: WorkerPort = {
     send: (frame) => writer.send(frame),
     receive: (timeoutMs, parse) => reader.next(timeoutMs, parse),
+    frameWaiting: () => reader.lines === 0 && stdinReady(),
   };
   const code = await body(port);
   await writer.close();

@@ -15,6 +15,13 @@ import m0012 from "./0012_permission_policy.sql" with { type: "text" };
 import m0013 from "./0013_compactions.sql" with { type: "text" };
 import m0014 from "./0014_run_events_rowid.sql" with { type: "text" };
 import m0015 from "./0015_search_at_turn_end.sql" with { type: "text" };
+import m0016 from "./0016_search_external_content.sql" with { type: "text" };
+import m0017 from "./0017_search_docs_index.sql" with { type: "text" };
+import m0018 from "./0018_run_events_deflate.sql" with { type: "text" };
+import m0019 from "./0019_run_events_key.sql" with { type: "text" };
+import m0020 from "./0020_run_events_dictionary.sql" with { type: "text" };
+import m0021 from "./0021_turn_answer_deflate.sql" with { type: "text" };
+import m0022 from "./0022_run_events_bound.sql" with { type: "text" };
 
 export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 1, sql: m0001 },
@@ -32,4 +39,11 @@ export const AGENT_MIGRATIONS: readonly Migration[] = [
   { version: 13, sql: m0013 },
   { version: 14, sql: m0014 },
   { version: 15, sql: m0015 },
+  { version: 16, sql: m0016 },
+  { version: 17, sql: m0017 },
+  { version: 18, sql: m0018 },
+  { version: 19, sql: m0019 },
+  { version: 20, sql: m0020 },
+  { version: 21, sql: m0021 },
+  { version: 22, sql: m0022 },
 ];

@@ -48,7 +48,7 @@ import { countPendingPermissions, insertPermission } from "../store/run_store.ts
 import { recordCheckpoints } from "../store/checkpoint_store.ts";
 import { insertRunnerAccess, type RunnerDecision } from "../store/runner_access_store.ts";
 import type { ReadReceipt } from "../tools/file_read_text.ts";
-import { fileThreads } from "../tools/file_threads.ts";
+import { fileToolPool } from "../tools/file_tool_pool.ts";
 import { READ_WHOLE_TEXT, readWholeText } from "../tools/read_tools.ts";
 import { previewOf } from "../tools/mutation_plan.ts";
 import { canonicalPath } from "../tools/path.ts";
@@ -460,17 +460,17 @@ class TurnState implements TurnPort {
     return readWholeText(this.x.workspaceDir, rel);
   }
 
-  /** The same read on a file-tool thread [PF-2]: the loop only awaits the answer. */
+  /** The same read in a file-tool process [PF-2]: the loop only awaits the answer. */
   async #readAllOffLoop(rel: string): Promise<
     { ok: true; text: string; receipt: ReadReceipt } | { ok: false; code: ErrorCode }
   > {
-    const r = await fileThreads.run(
+    const r = await fileToolPool.run(
       READ_WHOLE_TEXT,
       this.x.workspaceDir,
       { path: rel },
       Number.MAX_SAFE_INTEGER,
     );
-    if (r.ok && !r.receipt) return { ok: false, code: "tool_thread_failed" };
+    if (r.ok && !r.receipt) return { ok: false, code: "file_tool_failed" };
     return r as { ok: true; text: string; receipt: ReadReceipt } | { ok: false; code: ErrorCode };
   }
 

@@ -245,7 +245,7 @@ export class ScopedGateway {
     if (e.policy && e.policy(callFacts(spec, check.args)).decision !== "allow") {
       return fail("tool_denied");
     }
-    // [PF-2] On a file-tool thread: the loop only awaits the answer.
+    // [PF-2] In a file-tool process: the loop only awaits the answer.
     const r = await executeReadToolOffLoop(spec, e.workspaceDir, check.args);
     if (!r.ok) return fail(r.code);
     if (r.receipt) e.receipts.set(r.receipt.path, r.receipt);

@@ -19,7 +19,7 @@ import { parseMcpFlag } from "../extensions/service.ts";
 import { parseAllowIp } from "../extensions/net_rules.ts";
 import { parseRunnerFlags, RunnerFlagError } from "../acp/runners.ts";
 import { createFileLogger } from "../log.ts";
-import { startHeapTrim } from "../heap_trim.ts";
+import { noteStartUpEnded, startHeapTrim } from "../heap_trim.ts";
 import { ensurePrivateDir } from "../path_safety.ts";
 import { startServer } from "../http/server.ts";
 import { createCatalog } from "../model/catalog.ts";
@@ -201,6 +201,9 @@ export async function serveCommand(argv: string[], hooks: ServeHooks = {}): Prom
   console.log(`log in with the token in ${home.root}/${home.secretsRel}/web-bootstrap-token`);
   log.info("server.started", { port: server.port });
   const heapTrim = startHeapTrim(); // [PF-5] RSS stays flat under a soak
+  // [PF-5] What the start-up freed goes back to the kernel now, not at the first Run's end.
+  noteStartUpEnded();
+  Deno.unrefTimer(setTimeout(() => heapTrim.tick(), 0));
   // [AG-5] The operator learns at once which Agents did not start (ids and fixed reasons only).
   const broken = app.agents.list().filter((a) => a.state === "unavailable");
   if (broken.length > 0) {

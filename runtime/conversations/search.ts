@@ -19,7 +19,8 @@ import {
   SEARCH_SNIPPET_TOKENS,
   SEARCH_TERMS_MAX,
 } from "../limits.ts";
-import { searchIndex } from "../store/search_store.ts";
+import { searchIndexStepwise } from "../store/search_store.ts";
+import { nextLoopTurn } from "../loop_turns.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
 import { utf8Bytes } from "../protocol/utf8.ts";
 
@@ -54,12 +55,22 @@ export function toMatchExpression(q: string): string {
   }).join(" ");
 }
 
-/** Runs a validated query over one Agent's state database. */
-export function searchConversations(db: DatabaseSync, q: string): SearchHit[] {
+/**
+ * Runs a validated query over one Agent's state database. Each hit's snippet
+ * waits for its own loop turn (`nextLoopTurn`), as the Run path's sections do
+ * [PF-2].
+ */
+export async function searchConversations(db: DatabaseSync, q: string): Promise<SearchHit[]> {
   const match = toMatchExpression(q);
   let rows;
   try {
-    rows = searchIndex(db, match, SEARCH_RESULTS_MAX, SEARCH_SNIPPET_TOKENS);
+    rows = await searchIndexStepwise(
+      db,
+      match,
+      SEARCH_RESULTS_MAX,
+      SEARCH_SNIPPET_TOKENS,
+      nextLoopTurn,
+    );
   } catch {
     // FTS5 refused the expression; the SQLite text never reaches the client.
     throw new AppError("search_query_invalid", "fts refused");

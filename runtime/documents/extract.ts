@@ -141,7 +141,11 @@ export async function extractText(o: ExtractOptions): Promise<ExtractResult> {
       };
     });
   } catch (err) {
-    if (err instanceof AppError) return { ok: false, code: err.code };
+    // Cancelled while the runner was starting: a runner that then could not start or be
+    // verified does not change what the caller asked for.
+    if (err instanceof AppError) {
+      return { ok: false, code: o.signal?.aborted ? "run_cancelled" : err.code };
+    }
     throw err;
   } finally {
     release();

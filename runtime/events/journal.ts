@@ -3,9 +3,10 @@
  * EV-2, EV-4].
  *
  * What this file enforces on append: a strict payload schema per kind, the
- * event state machine, ≤ 512 durable events, ≤ 256 KiB durable bytes,
- * ≤ 64 KiB per event, ≤ 1 MiB live bytes (durable + ephemeral), with room for
- * the terminal event always reserved; ephemeral kinds are never staged for
+ * event state machine, ≤ RUN_EVENTS_MAX (1024) durable events, ≤ 1 MiB durable
+ * bytes, ≤ 64 KiB per event, ≤ 2 MiB live bytes (durable + ephemeral), with room
+ * for the terminal event always reserved (the schema's CHECKs, agent migration
+ * 0022, hold the same event and byte bounds); ephemeral kinds are never staged for
  * SQLite; every row carries a hash chain digest (domain-separated SHA-256 over
  * the previous digest and the canonical envelope) and the Run row records the
  * head, so deletion, reordering, truncation or an edited row all fail

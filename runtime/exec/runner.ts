@@ -33,6 +33,7 @@ import {
   RUNNER_LINE_MAX_BYTES,
   RUNNER_READY_TIMEOUT_MS,
   RUNNER_RELEASE_TIMEOUT_MS,
+  SANDBOX_NICE_INCREMENT,
   TASK_WALL_MAX_MS,
   TASKS_ACTIVE_SERVER_MAX,
 } from "../limits.ts";
@@ -69,6 +70,7 @@ import {
   statx,
   syscall,
 } from "../../sandbox/libc.ts";
+import { lowerAutogroupOf, lowerChild } from "../../sandbox/priority.ts";
 import { listNumericEntries, readProcText } from "../../sandbox/procfs.ts";
 import {
   ownMemoryCgroup,
@@ -440,6 +442,8 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
       stdout: "piped",
       stderr: o.stderr ?? "null",
     }).spawn();
+    // [PF-2] Below the server's loop from its first instruction (stage 1 sets it again).
+    lowerChild(child.pid, SANDBOX_NICE_INCREMENT);
   } catch (err) {
     throw new AppError("sandbox_unavailable", `runner spawn failed: ${errorName(err)}`);
   }
@@ -545,6 +549,10 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
     return await refuse("sandbox_attestation_failed", "runner identity could not be pinned");
   }
   pidfd = Number(pfd.ret);
+  // [PF-2] Stage 2 started its own session, so its own autogroup: that group's weight, not only
+  // its threads' nice, is what orders the command against the server (best effort;
+  // sandbox/priority.ts).
+  lowerAutogroupOf(pid, SANDBOX_NICE_INCREMENT);
   const readyMs = performance.now() - t0;
 
   const release: ReleaseFrame = { v: IPC_PROTOCOL_VERSION, type: "runner.release", job: o.job };
@@ -584,15 +592,17 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
     if (!(err instanceof AppError) && !(err instanceof Deno.errors.BrokenPipe)) {
       hardKill();
       await status;
+      clearTimeout(backstop);
       throw err;
     }
     hardKill();
     done = null;
   } finally {
-    clearTimeout(backstop);
     o.signal?.removeEventListener("abort", onAbort);
   }
+  // The backstop stays armed until stage 1 is reaped: end of output is not the end of the runner.
   await status;
+  clearTimeout(backstop);
   closeFd(pidfd);
   pidfd = -1;
   await closeAll();

@@ -51,9 +51,9 @@ export function historyRoutes(deps: { conversations: ConversationService }): Pro
       auth: "session",
       query: SearchQuery,
       response: SearchResponse,
-      handler: (ctx: RouteContext<unknown, SearchQuery>) =>
+      handler: async (ctx: RouteContext<unknown, SearchQuery>) =>
         reply(SearchResponse, {
-          results: searchConversations(cs.stateDb(agentParam(ctx)), ctx.query.q ?? ""),
+          results: await searchConversations(cs.stateDb(agentParam(ctx)), ctx.query.q ?? ""),
         }),
     },
     {

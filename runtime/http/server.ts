@@ -13,6 +13,7 @@ import {
   MAX_HEADER_BYTES,
   SHUTDOWN_GRACE_MS,
   SHUTDOWN_RELAY_DRAIN_MS,
+  STALE_SOCKET_DIR_MIN_AGE_MS,
 } from "../limits.ts";
 import type { Logger } from "../log.ts";
 import { parseJsonBody, parseQuery } from "./body.ts";
@@ -182,6 +183,49 @@ function clipPath(path: string): string {
   return path.split("/").slice(0, 3).join("/");
 }
 
+/** The private socket directories' name prefix (under the temp dir). */
+const SOCKET_DIR_PREFIX = "agent-builder-http-";
+
+/**
+ * Removes the private socket directories of servers that are gone [OP-2]: a
+ * server removes its own at shutdown, but a killed one cannot. A directory
+ * of this uid whose socket refuses connections belongs to no live server; one
+ * without a socket is removed once older than STALE_SOCKET_DIR_MIN_AGE_MS (a
+ * server that is starting has one for a moment before it binds). A live
+ * server's socket accepts, so its directory is kept. Returns how many were
+ * removed; errors leave a directory where it is.
+ */
+export async function sweepStaleSocketDirs(parent: string, keep: string): Promise<number> {
+  const uid = Deno.uid();
+  let removed = 0;
+  for await (const e of Deno.readDir(parent)) {
+    if (!e.isDirectory || !e.name.startsWith(SOCKET_DIR_PREFIX)) continue;
+    const dir = `${parent}/${e.name}`;
+    if (dir === keep) continue;
+    try {
+      const st = await Deno.lstat(dir);
+      if (st.uid !== uid) continue;
+      let stale: boolean;
+      try {
+        (await Deno.connect({ transport: "unix", path: `${dir}/http.sock` })).close();
+        stale = false; // a live server
+      } catch (err) {
+        if (err instanceof Deno.errors.ConnectionRefused) stale = true;
+        else if (err instanceof Deno.errors.NotFound) {
+          stale = Date.now() - (st.mtime?.getTime() ?? Date.now()) > STALE_SOCKET_DIR_MIN_AGE_MS;
+        } else stale = false;
+      }
+      if (stale) {
+        await Deno.remove(dir, { recursive: true });
+        removed++;
+      }
+    } catch {
+      // Gone meanwhile, or not ours to judge: left as it is.
+    }
+  }
+  return removed;
+}
+
 /**
  * Starts listening. Resolves once bound. The public address is held by the
  * connection guard (conn_guard.ts); Deno.serve itself listens on a Unix socket
@@ -224,6 +268,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     throw err;
   }
   const front = guard;
+  // Killed servers' socket directories: swept in the background, never in the way of a start.
+  sweepStaleSocketDirs(dir.slice(0, dir.lastIndexOf("/")), dir).catch(() => {});
   const addr = { hostname: front.addr.hostname, port: front.addr.port };
   opts.gateway.listening?.(addr);
   opts.onListen?.(addr);

@@ -73,12 +73,28 @@ export interface NdjsonReaderOptions {
 }
 
 /**
+ * A byte source read directly, e.g. a Worker's stdin: `read` fills `p` and
+ * resolves to the count, null at end of input. One read is one operation,
+ * where a `ReadableStream` over the same pipe runs the stream machinery on
+ * every chunk (and compiles it on the first one a Worker reads).
+ */
+export interface ByteSource {
+  read(p: Uint8Array): Promise<number | null>;
+  close(): void;
+}
+
+/** The largest chunk one read of a `ByteSource` takes (a pipe's default capacity). */
+const SOURCE_CHUNK_BYTES = 64 * 1024;
+
+/**
  * Reads envelopes from a byte stream. `next()` returns the next envelope-valid
  * JSON object, null at a clean end of stream, and throws `worker_protocol_error`
  * for anything else (including a timeout and a truncated last line).
  */
 export class NdjsonReader {
-  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+  /** The next chunk, null at the end of input. */
+  readonly #pull: () => Promise<Uint8Array | null>;
+  readonly #release: () => Promise<void>;
   readonly #maxLines: number;
   readonly #maxTotal: number;
   readonly #splitter: LineSplitter;
@@ -88,8 +104,30 @@ export class NdjsonReader {
   #done = false;
   #failed: AppError | null = null;
 
-  constructor(stream: ReadableStream<Uint8Array>, opts: NdjsonReaderOptions = {}) {
-    this.#reader = stream.getReader();
+  constructor(source: ReadableStream<Uint8Array> | ByteSource, opts: NdjsonReaderOptions = {}) {
+    if (source instanceof ReadableStream) {
+      const reader = source.getReader();
+      this.#pull = async () => {
+        const r = await reader.read();
+        return r.done ? null : r.value;
+      };
+      this.#release = () => reader.cancel();
+    } else {
+      // One buffer for every read: the splitter copies what it keeps.
+      const buf = new Uint8Array(SOURCE_CHUNK_BYTES);
+      this.#pull = async () => {
+        const n = await source.read(buf);
+        return n === null ? null : buf.subarray(0, n);
+      };
+      this.#release = () => {
+        try {
+          source.close();
+        } catch (err) {
+          if (!(err instanceof Deno.errors.BadResource)) throw err;
+        }
+        return Promise.resolve();
+      };
+    }
     // The bound counts the newline: a line's content is at most maxLineBytes - 1 bytes.
     this.#splitter = new LineSplitter((opts.maxLineBytes ?? IPC_LINE_MAX_BYTES) - 1);
     this.#maxLines = opts.maxLines ?? IPC_LINES_MAX;
@@ -114,7 +152,7 @@ export class NdjsonReader {
     } catch (err) {
       if (err instanceof AppError) {
         this.#failed = err;
-        await this.#reader.cancel().catch((e: unknown) => {
+        await this.#release().catch((e: unknown) => {
           if (!(e instanceof TypeError)) throw e;
         });
       }
@@ -125,7 +163,7 @@ export class NdjsonReader {
   /** Stops reading and releases the stream. */
   async cancel(): Promise<void> {
     this.#done = true;
-    await this.#reader.cancel();
+    await this.#release();
   }
 
   #decode<T>(
@@ -184,29 +222,60 @@ export class NdjsonReader {
       timer = setTimeout(() => resolve("timeout"), remainingMs);
     });
     try {
-      const r = await Promise.race([this.#reader.read(), timeout]);
+      const r = await Promise.race([this.#pull(), timeout]);
       if (r === "timeout") throw protocolError("read timeout");
-      return r.done ? null : r.value;
+      return r;
     } finally {
       clearTimeout(timer);
     }
   }
 }
 
+/**
+ * A byte sink written synchronously on the caller's thread, e.g. a Worker's
+ * stdout pipe (blocking): one `write(2)` per frame where the stream of
+ * `Deno.stdout.writable` hands every write to a blocking-pool thread and
+ * back (two thread wake-ups per frame).
+ */
+export interface SyncByteSink {
+  writeSync(p: Uint8Array): number;
+  close(): void;
+}
+
 /** Writes frames to a byte sink, one line each, serialised so lines never interleave. */
 export class NdjsonWriter {
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array> | null;
+  readonly #sync: SyncByteSink | null;
   readonly #maxLine: number;
   #chain: Promise<void> = Promise.resolve();
 
-  constructor(stream: WritableStream<Uint8Array>, maxLineBytes = IPC_LINE_MAX_BYTES) {
-    this.#writer = stream.getWriter();
+  constructor(
+    sink: WritableStream<Uint8Array> | SyncByteSink,
+    maxLineBytes = IPC_LINE_MAX_BYTES,
+  ) {
+    if (sink instanceof WritableStream) {
+      this.#writer = sink.getWriter();
+      this.#sync = null;
+    } else {
+      this.#writer = null;
+      this.#sync = sink;
+    }
     this.#maxLine = maxLineBytes;
   }
 
   send(frame: object): Promise<void> {
     const bytes = encodeFrame(frame, this.#maxLine);
-    const p = this.#chain.then(() => this.#writer.write(bytes));
+    if (this.#sync !== null) {
+      // Synchronous: a line is written whole before the next send can start.
+      try {
+        for (let off = 0; off < bytes.length;) off += this.#sync.writeSync(bytes.subarray(off));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return Promise.resolve();
+    }
+    const writer = this.#writer!;
+    const p = this.#chain.then(() => writer.write(bytes));
     // The caller receives `p` and its failure; the ordering chain only needs
     // to know that this write is over, so it continues either way.
     this.#chain = p.then(() => undefined, () => undefined);
@@ -214,7 +283,8 @@ export class NdjsonWriter {
   }
 
   async close(): Promise<void> {
+    if (this.#sync !== null) return this.#sync.close();
     await this.#chain;
-    await this.#writer.close();
+    await this.#writer!.close();
   }
 }

@@ -12,7 +12,7 @@
 import { AppError } from "../errors.ts";
 import { ACTIVE_RUNS_TOTAL_MAX, CANCEL_GRACE_MS } from "../limits.ts";
 import type { Logger } from "../log.ts";
-import { noteRunEnded } from "../heap_trim.ts";
+import { noteRunEnded, noteRunStarted } from "../heap_trim.ts";
 import type { WorkerToControl } from "../protocol/worker_frames.ts";
 import type { WorkerHandle } from "../worker/supervisor.ts";
 import { type AbortReason, cancelFrameReason } from "./run_terminal.ts";
@@ -100,6 +100,7 @@ export class ActiveRuns {
       done: Promise.resolve(),
     };
     this.#runs.set(ids.runId, e);
+    noteRunStarted(); // [PF-2] no heap trim (a full GC) while a Run streams
     const hooks: RunHooks = {
       attachWorker: (w) => (e.worker = w),
       settled: () => this.#runs.delete(ids.runId),

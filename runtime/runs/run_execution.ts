@@ -36,9 +36,13 @@ import type { Subagents } from "../subagents/coordinator.ts";
 
 /**
  * A never-used confined Worker claimed for `runRoot` (absent; its parent exists)
- * with the Run's deadline armed [PF-1].
+ * with the Run's deadline armed; the pool starts its replacement once `refillAfter`
+ * settles [PF-1].
  */
-export type TakeWorker = (runRoot: string) => Promise<WorkerHandle<WorkerToControl>>;
+export type TakeWorker = (
+  runRoot: string,
+  refillAfter: Promise<void>,
+) => Promise<WorkerHandle<WorkerToControl>>;
 
 /** What every Run of a service shares. */
 export interface ExecutionDeps {
@@ -103,9 +107,13 @@ export async function executeRun(
     now: deps.now,
     checkpointMaxBytes: x.approvals.checkpointMaxBytes,
   });
+  // [PF-1] The pool's replacement Worker (two Deno start-ups of CPU) starts once this Run's
+  // first model call ended (or the Run did), not while the Run is on its way to the model.
+  let refill!: () => void;
+  const firstCallEnded = new Promise<void>((resolve) => (refill = resolve));
   try {
     ensurePrivateDir(deps.home.root, runsRel);
-    const w = await deps.takeWorker(runRoot);
+    const w = await deps.takeWorker(runRoot, firstCallEnded);
     worker = w;
     hooks.attachWorker(w);
     // [OP-5] The Worker's exit (crash, kill, a supervisor bound) cuts its model call at once.
@@ -153,6 +161,7 @@ export async function executeRun(
           })
         : undefined,
       delegate: deps.subagents?.forRun(run) ?? undefined,
+      onModelCallEnded: refill,
     });
     if (terminal.state === "failed" && terminal.code === "worker_crashed") {
       terminal = await crashTerminal(w.exited, terminal, CANCEL_GRACE_MS);
@@ -163,6 +172,7 @@ export async function executeRun(
     terminal = errorTerminal(err, run.reason());
   } finally {
     clearTimeout(timer);
+    refill();
   }
   recorder.finish(terminal);
   // [EX-3] The scratch copy is deleted at the Run's terminal (no command runs any more:

@@ -61,6 +61,7 @@ import { contextInputsOf, createRunInputs, type PreparedInputs } from "./run_inp
 import { RunRecorder } from "./run_recorder.ts";
 import { NO_RUN_TEST_HOOKS, type RunTestHooks } from "./test_hooks.ts";
 import { Subagents } from "../subagents/coordinator.ts";
+import { nextLoopTurn } from "../loop_turns.ts";
 
 export { CANCEL_GRACE_MS } from "../limits.ts";
 export type { TakeWorker } from "./run_execution.ts";
@@ -187,7 +188,8 @@ export function createRunService(opts: RunServiceOptions): RunService {
       spawnConfinedWorker({ runRoot: workerRoot, log: opts.log, parseFrame: parseWorkerFrame }),
   });
   workers.start();
-  const takeWorker: TakeWorker = (runRoot) => workers.take(runRoot, deadlineMs + 10_000);
+  const takeWorker: TakeWorker = (runRoot, refillAfter) =>
+    workers.take(runRoot, deadlineMs + 10_000, refillAfter);
 
   function rememberPlan(runId: string, plan: ContextPlan): void {
     plans.set(runId, plan);
@@ -263,6 +265,9 @@ export function createRunService(opts: RunServiceOptions): RunService {
     }
     try {
       const modelId = body.model_id ?? defaultModelId(agentId);
+      // [PF-2] Submits that arrive together take turns with the loop: reading the inputs, then
+      // compiling and beginning the Run, each section on its own loop turn (loop_turns.ts).
+      await nextLoopTurn();
       await op.enter("reading_inputs");
       const p = await prepare(agentId, conversationId, modelId);
       const runId = crypto.randomUUID();
@@ -278,12 +283,15 @@ export function createRunService(opts: RunServiceOptions): RunService {
         { modelCallsMax: Infinity, toolCallsMax: Infinity, deadlineMs },
         limitsOf(agentId),
       );
+      await nextLoopTurn();
       await op.enter("admitting");
       await primeCounter(plan.counter, countedTexts(plan, { exchanges: [], narrowed: false }));
       if (!admit(plan, { exchanges: [], narrowed: false }).ok) {
         throw new AppError("model_context_limit");
       }
-      // Re-checked after the awaits above: a concurrent submit may have won meanwhile.
+      // Re-checked after the awaits above: a concurrent submit may have won meanwhile, or the
+      // server began to stop.
+      if (shuttingDown) throw new AppError("shutting_down");
       active.assertRoom(agentId, conversationId);
       // An upgrade or delete fenced the Agent while this was preparing: no Run on the old
       // generation (its drain aborts preparations, and this closes the rest of the window).
@@ -396,7 +404,10 @@ export function createRunService(opts: RunServiceOptions): RunService {
       else hub.dropRuns(mine);
       await opts.acp?.dropAgent(agentId);
     },
-    modelInUse: (modelId: string) => [...modelsOfRuns.values()].includes(modelId),
+    // [MB-13] In use while a Run of it is active: once its terminal is durable the Run calls no
+    // model any more, though its Worker may still be exiting (admission waits for that).
+    modelInUse: (modelId: string) =>
+      [...modelsOfRuns].some(([runId, m]) => m === modelId && active.has(runId)),
     async shutdown() {
       shuttingDown = true;
       await active.abortAll("shutdown", SHUTDOWN_GRACE_MS);

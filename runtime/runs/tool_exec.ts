@@ -9,7 +9,7 @@
  * plan) — the approval between them is tool_call.ts's duty; `exec/run` has no
  * dispatch here at all. The read tools themselves are runtime/tools/read_tools.ts
  * (root opened descriptor-anchored per call, one canonical JSON text capped by
- * the spec's output bound); the server's callers run them on a file-tool thread
+ * the spec's output bound); the server's callers run them in a file-tool process
  * (`executeReadToolOffLoop`, [PF-2]). Every failure is a fixed error code from
  * the executor, never exception text.
  */
@@ -20,7 +20,7 @@ import type { ToolSpec } from "../tools/catalog.ts";
 import type { ToolArgs } from "../tools/policy.ts";
 import type { ReadReceipt } from "../tools/file_read_text.ts";
 import { runReadTool } from "../tools/read_tools.ts";
-import { type FileThreadPool, fileThreads } from "../tools/file_threads.ts";
+import { type FileToolPool, fileToolPool } from "../tools/file_tool_pool.ts";
 import { prepareEdit, type PrepareResult } from "../tools/file_edit.ts";
 import { prepareWrite } from "../tools/file_write.ts";
 import { commitMutation } from "../tools/mutation_commit.ts";
@@ -121,14 +121,14 @@ export function executeReadTool(spec: ToolSpec, workspaceDir: string, args: Args
 }
 
 /**
- * The same call on a file-tool thread [PF-2]: the server's event loop only awaits the answer.
- * A thread that dies during the call answers `tool_thread_failed`.
+ * The same call in a file-tool process [PF-2]: the server's event loop only awaits the answer.
+ * A process that dies during the call answers `file_tool_failed`.
  */
 export function executeReadToolOffLoop(
   spec: ToolSpec,
   workspaceDir: string,
   args: Args,
-  pool: FileThreadPool = fileThreads,
+  pool: FileToolPool = fileToolPool,
 ): Promise<ToolExecResult> {
   if (!Object.hasOwn(READ_TOOL_EXECUTORS, spec.id)) {
     return Promise.resolve({ ok: false, code: "tool_denied" });

@@ -116,6 +116,8 @@ export interface TurnContext {
   documents?: DocumentCaller;
   /** Delegation to another Agent [LC-2]; absent ⇒ `agent/delegate` is denied. */
   delegate?: DelegatePort;
+  /** Called each time a model call returned (the Worker pool refills after the first) [PF-1]. */
+  onModelCallEnded?: () => void;
 }
 
 /** One document/extract_text call of a Run (Agent, workspace and runner key bound) [LC-4]. */

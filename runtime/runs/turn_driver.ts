@@ -123,6 +123,7 @@ export async function driveTurn(ch: WorkerChannel, ctx: TurnContext): Promise<Te
       }
       case "model": {
         const effect = await modelEffect(ctx, exchanges, next.narrowed, usageCalls, env);
+        ctx.onModelCallEnded?.();
         const [t, reply] = onModelResult(s, next.requestId, snap, effect);
         s = t;
         if (reply) await ch.send(reply);

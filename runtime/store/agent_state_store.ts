@@ -11,6 +11,8 @@
  * No statement here ever runs VACUUM.
  */
 import type { DatabaseSync } from "node:sqlite";
+import { indexDeflatedTurn } from "./search_store.ts";
+import { answerOf, storedAnswer } from "./turn_answer.ts";
 import { expectOneChange, prepareUncached, transaction } from "./sqlite.ts";
 import type { TURN_STATES } from "../protocol/api.ts";
 
@@ -46,8 +48,15 @@ export interface TurnRow {
 
 const CONV_COLS =
   "id, title, revision, parent_id, head_turn_id, branched_from_turn_id, created_at, updated_at";
-const TURN_COLS = "id, seq, state, user_message, assistant_message, created_at, finished_at, " +
-  "run_id, terminal_code, terminal_stage, retryable, partial_text";
+/** The columns every Turn reader selects; rows become TurnRows only through `turnRowOf`. */
+export const TURN_COLS = "id, seq, state, user_message, assistant_message, assistant_z, " +
+  "created_at, finished_at, run_id, terminal_code, terminal_stage, retryable, partial_text";
+
+/** A Turn row as stored (TURN_COLS) → the TurnRow every caller sees, the answer as text. */
+export function turnRowOf(raw: unknown): TurnRow {
+  const { assistant_z, ...row } = raw as TurnRow & { assistant_z: Uint8Array | null };
+  return { ...row, assistant_message: answerOf(row.assistant_message, assistant_z) };
+}
 
 export function getConversation(db: DatabaseSync, id: string): ConversationRow | null {
   const row = db.prepare(`SELECT ${CONV_COLS} FROM conversations WHERE id = ?`).get(id);
@@ -182,6 +191,21 @@ const SQL_UUID4 = "lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4'
   "substr(hex(randomblob(2)), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || " +
   "substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))";
 
+/** Branch copies carry a deflated answer as it is; the search doc of each is written here. */
+function indexDeflatedCopies(db: DatabaseSync, conversationId: string): void {
+  const rows = db.prepare(
+    `SELECT id, user_message, assistant_z FROM turns
+     WHERE conversation_id = ? AND assistant_z IS NOT NULL`,
+  ).all(conversationId) as unknown as {
+    id: string;
+    user_message: string;
+    assistant_z: Uint8Array;
+  }[];
+  for (const r of rows) {
+    indexDeflatedTurn(db, r.id, r.user_message, answerOf(null, r.assistant_z) ?? "");
+  }
+}
+
 /**
  * Creates a child Conversation holding copies of the source's completed Turns
  * up to its completed head (renumbered 1..n), all in one transaction.
@@ -204,11 +228,12 @@ export function branchConversation(
     ).run(opts.newId, opts.title, opts.sourceId, head.id, opts.now, opts.now);
     const r = db.prepare(
       `INSERT INTO turns (id, conversation_id, seq, state, user_message, assistant_message,
-                          created_at, finished_at)
+                          assistant_z, created_at, finished_at)
        SELECT ${SQL_UUID4}, ?, row_number() OVER (ORDER BY seq), 'completed', user_message,
-              assistant_message, created_at, finished_at
+              assistant_message, assistant_z, created_at, finished_at
        FROM turns WHERE conversation_id = ? AND state = 'completed' AND seq <= ?`,
     ).run(opts.newId, opts.sourceId, head.seq);
+    indexDeflatedCopies(db, opts.newId);
     const headRow = db.prepare(
       "SELECT id FROM turns WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1",
     ).get(opts.newId) as { id: string };
@@ -263,12 +288,13 @@ export function branchBefore(
     ).run(opts.newId, opts.title, parent, point, opts.now, opts.now);
     const r = db.prepare(
       `INSERT INTO turns (id, conversation_id, seq, state, user_message, assistant_message,
-                          created_at, finished_at)
+                          assistant_z, created_at, finished_at)
        SELECT ${SQL_UUID4}, ?, row_number() OVER (ORDER BY seq), 'completed', user_message,
-              assistant_message, created_at, finished_at
+              assistant_message, assistant_z, created_at, finished_at
        FROM turns WHERE conversation_id = ? AND state = 'completed' AND seq < ?`,
     ).run(opts.newId, opts.sourceId, turn.seq);
     const copied = Number(r.changes);
+    indexDeflatedCopies(db, opts.newId);
     const head = db.prepare(
       "SELECT id FROM turns WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1",
     ).get(opts.newId) as { id: string } | undefined;
@@ -362,7 +388,7 @@ export function pageTurns(
     conversationId,
     beforeSeq ?? Number.MAX_SAFE_INTEGER,
     limit + 1,
-  ) as unknown as TurnRow[];
+  ).map(turnRowOf);
 }
 
 /** The SQL `pageTurns` runs, for EXPLAIN QUERY PLAN in tests and benchmarks. */
@@ -449,13 +475,15 @@ export function finishTurnInTransaction(
   now: number,
 ): boolean {
   const completed = terminal.state === "completed";
+  const answer = completed ? storedAnswer(terminal.assistantMessage ?? "") : null;
   const row = db.prepare(
-    `UPDATE turns SET state = ?, assistant_message = ?, finished_at = ?,
+    `UPDATE turns SET state = ?, assistant_message = ?, assistant_z = ?, finished_at = ?,
        terminal_code = ?, terminal_stage = ?, retryable = ?, partial_text = ?
-     WHERE id = ? AND state = 'running' RETURNING conversation_id`,
+     WHERE id = ? AND state = 'running' RETURNING conversation_id, user_message`,
   ).get(
     terminal.state,
-    completed ? (terminal.assistantMessage ?? "") : null,
+    answer ? answer.plain : null,
+    answer ? answer.z : null,
     now,
     completed ? null : (terminal.code ?? null),
     completed ? null : (terminal.stage ?? null),
@@ -464,8 +492,10 @@ export function finishTurnInTransaction(
       ? terminal.partialText
       : null,
     turnId,
-  ) as { conversation_id: string } | undefined;
+  ) as { conversation_id: string; user_message: string } | undefined;
   if (!row) return false;
+  // The trigger indexed the Turn unless its answer is deflated: then it is indexed here.
+  if (answer?.z) indexDeflatedTurn(db, turnId, row.user_message, terminal.assistantMessage ?? "");
   expectOneChange(
     db.prepare(
       "UPDATE conversations SET revision = revision + 1, updated_at = ? WHERE id = ?",
@@ -512,7 +542,7 @@ export function completedTurnIdsBefore(
   const stmt = prepareUncached(
     db,
     `SELECT id FROM turns WHERE conversation_id = ? AND seq < ? AND state = 'completed'
-       AND assistant_message IS NOT NULL ORDER BY seq`,
+       AND (assistant_message IS NOT NULL OR assistant_z IS NOT NULL) ORDER BY seq`,
   );
   return {
     *[Symbol.iterator]() {

@@ -9,19 +9,18 @@
 import type { DatabaseSync } from "node:sqlite";
 import {
   insertConversationInTransaction,
+  TURN_COLS,
   type TurnRow,
+  turnRowOf,
   type TurnState,
 } from "./agent_state_store.ts";
 import { transaction } from "./sqlite.ts";
-
-const TURN_COLS = "id, seq, state, user_message, assistant_message, created_at, finished_at, " +
-  "run_id, terminal_code, terminal_stage, retryable, partial_text";
 
 /** Every Turn of a Conversation oldest first, at most `limit + 1` rows. */
 export function allTurns(db: DatabaseSync, conversationId: string, limit: number): TurnRow[] {
   return db.prepare(
     `SELECT ${TURN_COLS} FROM turns WHERE conversation_id = ? ORDER BY seq LIMIT ?`,
-  ).all(conversationId, limit + 1) as unknown as TurnRow[];
+  ).all(conversationId, limit + 1).map(turnRowOf);
 }
 
 export interface ImportedTurn {

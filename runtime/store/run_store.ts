@@ -2,7 +2,7 @@
  * The only SQL for Runs, the event journal, the usage ledger, permissions and
  * the operation ledger in an Agent's `state.sqlite` (migration 0003).
  *
- * What this file enforces: statements are bounded (journal reads LIMIT 513,
+ * What this file enforces: statements are bounded (journal reads LIMIT RUN_EVENTS_MAX + 1,
  * audit pages LIMIT ≤ 128, usage samples LIMIT 16); callers compose these
  * inside `transaction()` where the SPEC requires atomicity (Turn + run.started,
  * completed assistant + Turn terminal, usage row + boundary event, retention);
@@ -10,7 +10,9 @@
  * for every bound. No statement here runs VACUUM.
  */
 import type { DatabaseSync } from "node:sqlite";
-import { RUN_EVENTS_MAX } from "../limits.ts";
+import { AppError } from "../errors.ts";
+import { EVENT_BODY_DEFLATE_MIN_BYTES, EVENT_MAX_BYTES, RUN_EVENTS_MAX } from "../limits.ts";
+import { deflateText, inflateText } from "./deflated_text.ts";
 import { expectOneChange } from "./sqlite.ts";
 import type { RUN_STATES } from "../protocol/api.ts";
 
@@ -53,9 +55,11 @@ export function insertRun(
     >
     & { created_at: number },
 ): void {
+  // [PF-4] The Run's journal_key (migration 0019): one more than the largest, through its index.
   db.prepare(
     `INSERT INTO runs (id, conversation_id, turn_id, state, model_id, started_summary,
-       last_digest, created_at) VALUES (?, ?, ?, 'running', ?, ?, ?, ?)`,
+       last_digest, created_at, journal_key) VALUES (?, ?, ?, 'running', ?, ?, ?, ?,
+       (SELECT coalesce(max(journal_key), 0) + 1 FROM runs))`,
   ).run(
     r.id,
     r.conversation_id,
@@ -77,9 +81,129 @@ export function runningRuns(db: DatabaseSync): RunRow[] {
     .all() as unknown as RunRow[];
 }
 
+const ENCODER = new TextEncoder();
+
+/**
+ * FROZEN [PF-4]: the fixed part of the preset dictionary every event body is deflated with
+ * (agent migration 0020). A stored body inflates only with the exact dictionary it was deflated
+ * with: changing one byte here or in `runDictionary` makes every stored body read as '' (its
+ * digest then fails). A new dictionary needs a marker in the row, never an edit of this one
+ * (tests/integration/run_events_deflate_test.ts pins its digest). It holds the envelope's keys
+ * and the common kinds and payload keys; the strings deflate finds cheapest (nearest) come last.
+ */
+const EVENT_DICTIONARY_FIXED = '"kind":"tool.output.delta","payload":{"call_id":"' +
+  '"kind":"permission.requested","payload":{"call_id":"' +
+  '"kind":"permission.decided","payload":{"call_id":"' +
+  '"kind":"permission.denied","payload":{"call_id":"' +
+  '"kind":"subagent.status","payload":{' +
+  '"kind":"assistant.reasoning.delta","payload":{"block":' +
+  '"kind":"assistant.reasoning.completed","payload":{"block":' +
+  '"kind":"run.failed","payload":{"code":"' + '"kind":"run.cancelled","payload":{' +
+  '"kind":"tool.call.requested","payload":{"args":{' +
+  '"kind":"tool.call.completed","payload":{"call_id":"' +
+  '"kind":"model.request.started","payload":{"call":1,"collapsed_bundles":0,' +
+  '"collapsed_results":0,"digest":"sha256:' + '","model_id":"' +
+  '","phase":"tools","recovery":0,"request_bytes":' + ',"token_estimate":' +
+  '"kind":"model.transport.attempt.started","payload":{"attempt":1,"call":1,' +
+  '"max_attempts":2,"phase":"tools"}' +
+  '"kind":"model.transport.attempt.finished","payload":{"attempt":1,"call":1,"elapsed_ms":' +
+  ',"max_attempts":2,"outcome":"ok","phase":"tools","ttfb_ms":' +
+  '"kind":"model.response.finished","payload":{"attempts":1,"call":1,"elapsed_ms":' +
+  ',"error_code":null,"input_tokens":' + ',"outcome":"completed","output_tokens":' +
+  ',"usage_complete":true}' +
+  '"kind":"assistant.block.started","payload":{"block":1}' +
+  '"kind":"assistant.block.completed","payload":{"block":1,"text":"' +
+  '"kind":"run.completed","payload":{"duration_ms":' +
+  ',"model_calls":1,"reason":"stop","tool_calls":0}' +
+  '"kind":"run.started","payload":';
+
+/**
+ * A Run's dictionary: the fixed part, then what every envelope of the Run repeats — its
+ * Conversation and Run ids and its `run.started` payload (`runs.started_summary`, which
+ * `run.started` carries whole). All three are fixed for the Run's life.
+ */
+function runDictionary(r: { id: string; conversation_id: string; started_summary: string }) {
+  return ENCODER.encode(
+    `${EVENT_DICTIONARY_FIXED}${r.started_summary}{"agent_id":"","conversation_id":"` +
+      `${r.conversation_id}","kind":"","payload":{},"run_id":"${r.id}","seq":,"ts":,"v":1}`,
+  );
+}
+
+/**
+ * The stored form of an event body [PF-4]: a body of EVENT_BODY_DEFLATE_MIN_BYTES or more is
+ * kept raw-deflated with its Run's dictionary when that saves at least a quarter of it. The
+ * envelope every event repeats (ids, keys, the Run's start summary) then costs a few bytes, an
+ * answer's text 2.5–3× less on prose; the digest covers the text.
+ */
+function storedBody(body: string, dict: Uint8Array): { body: string; body_z: Uint8Array | null } {
+  if (body.length < EVENT_BODY_DEFLATE_MIN_BYTES) return { body, body_z: null };
+  const z = deflateText(body, dict);
+  return z ? { body: "", body_z: z } : { body, body_z: null };
+}
+
+/** The text of a stored body; a deflated one that does not inflate within EVENT_MAX_BYTES reads as '' (its digest then fails). */
+function readBody(body: string, z: Uint8Array | null, dict: Uint8Array): string {
+  return z === null ? body : inflateText(z, EVENT_MAX_BYTES, dict) ?? "";
+}
+
+interface RunOfEvents {
+  id: string;
+  conversation_id: string;
+  started_summary: string;
+  /** Null only for a row written outside insertRun (refused by run_events_key_run). */
+  journal_key: number | null;
+}
+
+/** A Run's range and what its dictionary is made of (null: no such Run). */
+function runOfEvents(
+  db: DatabaseSync,
+  runId: string,
+): RunOfEvents | null {
+  return (db.prepare(
+    "SELECT id, conversation_id, started_summary, journal_key FROM runs WHERE id = ?",
+  ).get(runId) as RunOfEvents | undefined) ?? null;
+}
+
+/**
+ * [PF-4] A Run's events are one rowid range of run_events (migrations 0019, 0022): event_key =
+ * journal_key × RUN_EVENT_KEY_SPAN + (seq − 1), so the journal needs no index of its own and the
+ * range holds seq 1 … RUN_EVENT_KEY_SPAN. These are the only statements that know the layout;
+ * the schema's CHECK (`event_key % 1024 = seq - 1`) and triggers hold the same numbers.
+ */
+const RUN_EVENT_KEY_SPAN = 1024;
+// A journal bound above the span would need a new key layout (a migration), not a new number.
+if (RUN_EVENTS_MAX > RUN_EVENT_KEY_SPAN) throw new Error("RUN_EVENTS_MAX outgrows the event key");
+const eventKey = (journalKey: number, seq: number) => journalKey * RUN_EVENT_KEY_SPAN + seq - 1;
+const RUN_RANGE = `SELECT journal_key * ${RUN_EVENT_KEY_SPAN} AS lo,
+  journal_key * ${RUN_EVENT_KEY_SPAN} + ${RUN_EVENT_KEY_SPAN - 1} AS hi FROM runs WHERE id = ?`;
+
+/** Appends one event to its Run's range; a Run that does not exist is a missed transition. */
 export function insertEvent(db: DatabaseSync, runId: string, e: EventRow): void {
-  db.prepare("INSERT INTO run_events (run_id, seq, kind, body, digest) VALUES (?, ?, ?, ?, ?)")
-    .run(runId, e.seq, e.kind, e.body, e.digest);
+  const run = runOfEvents(db, runId);
+  if (run === null || run.journal_key === null) {
+    throw new AppError("state_transition_missed", "insertEvent");
+  }
+  const stored = storedBody(e.body, runDictionary(run));
+  db.prepare(
+    `INSERT INTO run_events (event_key, run_id, seq, kind, body, body_z, digest)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    eventKey(run.journal_key, e.seq),
+    runId,
+    e.seq,
+    e.kind,
+    stored.body,
+    stored.body_z,
+    e.digest,
+  );
+}
+
+/** Removes every event of a Run (its whole range). */
+function deleteEvents(db: DatabaseSync, runId: string): void {
+  db.prepare(
+    `WITH r AS (${RUN_RANGE})
+     DELETE FROM run_events WHERE event_key BETWEEN (SELECT lo FROM r) AND (SELECT hi FROM r)`,
+  ).run(runId);
 }
 
 export function updateJournalHead(
@@ -99,9 +223,23 @@ export function updateJournalHead(
 
 /** Every durable event of a Run, in seq order; one more than the cap so overflow is visible. */
 export function listEvents(db: DatabaseSync, runId: string): EventRow[] {
-  return db.prepare(
-    "SELECT seq, kind, body, digest FROM run_events WHERE run_id = ? ORDER BY seq LIMIT ?",
-  ).all(runId, RUN_EVENTS_MAX + 1) as unknown as EventRow[];
+  const run = runOfEvents(db, runId);
+  if (run === null || run.journal_key === null) return [];
+  const lo = eventKey(run.journal_key, 1);
+  const rows = db.prepare(
+    `SELECT seq, kind, body, body_z, digest FROM run_events
+     WHERE event_key BETWEEN ? AND ? ORDER BY event_key LIMIT ?`,
+  ).all(lo, lo + RUN_EVENT_KEY_SPAN - 1, RUN_EVENTS_MAX + 1) as unknown as (EventRow & {
+    body_z: Uint8Array | null;
+  })[];
+  if (rows.length === 0) return [];
+  const dict = runDictionary(run);
+  return rows.map((r) => ({
+    seq: r.seq,
+    kind: r.kind,
+    body: readBody(r.body, r.body_z, dict),
+    digest: r.digest,
+  }));
 }
 
 export function setRunTerminal(
@@ -126,7 +264,7 @@ export function retentionCandidates(db: DatabaseSync, keep: number, limit: numbe
 }
 
 export function reduceToSnapshot(db: DatabaseSync, runId: string, snapshot: string): void {
-  db.prepare("DELETE FROM run_events WHERE run_id = ?").run(runId);
+  deleteEvents(db, runId);
   expectOneChange(
     db.prepare("UPDATE runs SET journal = 'snapshot_only', snapshot = ? WHERE id = ?")
       .run(snapshot, runId),
@@ -141,7 +279,7 @@ export function pruneToTombstone(
   snapshot: string,
   lastDigest?: string,
 ): void {
-  db.prepare("DELETE FROM run_events WHERE run_id = ?").run(runId);
+  deleteEvents(db, runId);
   expectOneChange(
     db.prepare(
       `UPDATE runs SET journal = 'tombstone', snapshot = ?, event_count = 0, durable_bytes = 0,

@@ -17,7 +17,7 @@ import {
   STATE_DB_MAX_BYTES,
 } from "../limits.ts";
 import { checkManagedPath, currentUid, ensurePrivateDir } from "../path_safety.ts";
-import { applyMigrations, type Migration } from "./migrate.ts";
+import { applyMigrations, type Migration, schemaVersion } from "./migrate.ts";
 import { verifySchema } from "./schema_check.ts";
 
 export type { DatabaseSync };
@@ -31,6 +31,8 @@ export interface OpenDatabaseOptions {
   migrations: readonly Migration[];
   /** Create the file (and its private directories) when missing. @default true */
   create?: boolean;
+  /** The file's size cap [CV-1]. @default STATE_DB_MAX_BYTES */
+  maxBytes?: number;
 }
 
 function checkDbFile(path: string, uid: number): void {
@@ -90,8 +92,10 @@ export function openDatabase(opts: OpenDatabaseOptions): DatabaseSync {
     throw asDatabaseError(err, opts.relative) ?? err;
   }
   cacheStatements(db);
+  const maxPages = () => Math.floor((opts.maxBytes ?? STATE_DB_MAX_BYTES) / pageSizeOf(db));
   try {
     configure(db);
+    db.exec(`PRAGMA max_page_count = ${maxPages()}`);
     // [AG-5, OP-4] The file must carry exactly the schema its version's migrations made.
     const verdict = verifySchema(db, opts.migrations);
     if (verdict === "too_new") throw new AppError("database_too_new", opts.relative);
@@ -101,7 +105,7 @@ export function openDatabase(opts: OpenDatabaseOptions): DatabaseSync {
     throw asDatabaseError(err, opts.relative) ?? err;
   }
   try {
-    applyMigrations(db, opts.migrations);
+    migrateWithHeadroom(db, opts.migrations, maxPages());
   } catch (err) {
     db.close();
     if (err instanceof AppError) throw err;
@@ -158,6 +162,8 @@ export function sqliteErrcode(err: unknown): number | null {
   return e.errcode & 0xff;
 }
 
+const SQLITE_BUSY = 5;
+const SQLITE_LOCKED = 6;
 const SQLITE_CORRUPT = 11;
 const SQLITE_NOTADB = 26;
 
@@ -190,9 +196,58 @@ function configure(db: DatabaseSync): void {
   db.exec("PRAGMA synchronous = NORMAL");
   db.exec("PRAGMA foreign_keys = ON");
   db.exec(`PRAGMA journal_size_limit = ${STATE_DB_JOURNAL_SIZE_LIMIT}`);
-  const { page_size } = db.prepare("PRAGMA page_size").get() as { page_size: number };
-  db.exec(`PRAGMA max_page_count = ${Math.floor(STATE_DB_MAX_BYTES / page_size)}`);
   db.exec("PRAGMA trusted_schema = OFF");
+}
+
+function pageSizeOf(db: DatabaseSync): number {
+  return (db.prepare("PRAGMA page_size").get() as { page_size: number }).page_size;
+}
+
+function pageCountOf(db: DatabaseSync): number {
+  return (db.prepare("PRAGMA page_count").get() as { page_count: number }).page_count;
+}
+
+/**
+ * Applies the pending migrations with room above the cap [CV-1]: a migration
+ * that rebuilds a table (0019 and 0022 copy `run_events`) holds the old and the
+ * new copy until it commits, so a database near its cap could not be migrated,
+ * and an Agent that cannot migrate does not open at all. While migrating, the
+ * cap is raised by the file's own size (the most a rebuild can add); after it,
+ * the cap applies again, and a file the rebuild left above it (the old copy's
+ * pages are free, not returned) is vacuumed back to what it holds. Nothing is
+ * raised when no migration is pending.
+ */
+function migrateWithHeadroom(
+  db: DatabaseSync,
+  migrations: readonly Migration[],
+  maxPages: number,
+): void {
+  if (schemaVersion(db) >= migrations.length) {
+    applyMigrations(db, migrations); // refuses a newer schema, writes nothing otherwise
+    return;
+  }
+  db.exec(`PRAGMA max_page_count = ${maxPages + pageCountOf(db)}`);
+  try {
+    applyMigrations(db, migrations);
+    if (pageCountOf(db) > maxPages) vacuumUnlessBusy(db);
+  } finally {
+    // SQLite keeps the cap at the file's size when that is larger still (content over the cap).
+    db.exec(`PRAGMA max_page_count = ${maxPages}`);
+  }
+}
+
+/**
+ * VACUUM, unless another connection holds the write lock past the busy timeout (in WAL mode a
+ * reader does not stop it). The migrations have committed by then: a file left above its cap only
+ * holds free pages, which later writes reuse, so a busy file is left as it is rather than failing
+ * the open.
+ */
+function vacuumUnlessBusy(db: DatabaseSync): void {
+  try {
+    db.exec("VACUUM");
+  } catch (err) {
+    if (sqliteErrcode(err) !== SQLITE_BUSY && sqliteErrcode(err) !== SQLITE_LOCKED) throw err;
+  }
 }
 
 /** Runs `fn` inside BEGIN IMMEDIATE … COMMIT, rolling back on any throw. */

@@ -27,7 +27,7 @@ import { canonicalJson } from "../protocol/digest.ts";
 import { providerToolSchema, type ToolCatalog, type ToolSpec } from "./catalog.ts";
 import type { PolicyRuleJson } from "../protocol/api.ts";
 import { canonicalDirPath, canonicalPath } from "./path.ts";
-import { POLICY_RULES_MAX } from "../limits.ts";
+import { POLICY_RULES_MAX, TOOLSET_MANIFESTS_KEPT } from "../limits.ts";
 import type { ErrorCode } from "../errors.ts";
 
 export type PolicyDecision = "allow" | "ask" | "deny";
@@ -109,14 +109,47 @@ export function resolveToolSet(opts: ResolveOptions): EffectiveToolSet {
     }
     tools.push({ spec, decision: d });
   }
-  const manifest = canonicalJson(tools.map((t) => ({ decision: t.decision, spec: t.spec })));
+  const { manifest, digest } = manifestOf(tools);
   return Object.freeze({
     id: opts.id,
-    digest: domainDigest("agent-builder/toolset/v3", manifest),
+    digest,
     tools: Object.freeze(tools),
     denied: Object.freeze(denied),
     manifest,
   });
+}
+
+/** Small numbers naming sealed specs (deep-frozen by `sealCatalog`), keys of the memo below. */
+const specNumbers = new WeakMap<ToolSpec, number>();
+let specsNumbered = 0;
+/**
+ * The manifests and digests of the latest tool lists [PF-1]: every Run of an Agent resolves the
+ * same list, and its canonical JSON and digest (~0.4 ms before each submit's 202) are a pure
+ * function of the (sealed spec, decision) pairs. A list with a spec that is not frozen (not from
+ * a sealed catalog) is never remembered.
+ */
+const manifests = new Map<string, { manifest: string; digest: Digest }>();
+
+function manifestOf(tools: readonly EffectiveTool[]): { manifest: string; digest: Digest } {
+  let key: string | null = "";
+  for (const t of tools) {
+    if (!Object.isFrozen(t.spec)) {
+      key = null;
+      break;
+    }
+    let n = specNumbers.get(t.spec);
+    if (n === undefined) specNumbers.set(t.spec, n = ++specsNumbered);
+    key += `${n}:${t.decision},`;
+  }
+  const known = key === null ? undefined : manifests.get(key);
+  if (known) return known;
+  const manifest = canonicalJson(tools.map((t) => ({ decision: t.decision, spec: t.spec })));
+  const made = { manifest, digest: domainDigest("agent-builder/toolset/v3", manifest) };
+  if (key !== null) {
+    manifests.set(key, made);
+    if (manifests.size > TOOLSET_MANIFESTS_KEPT) manifests.delete(manifests.keys().next().value!);
+  }
+  return made;
 }
 
 /** Provider `tools` for a call; an empty list once the ToolSet narrowed. */

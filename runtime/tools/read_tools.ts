@@ -1,7 +1,7 @@
 /**
  * The four read tools behind one entry [TL-4, TL-5, PF-2]: what a read call
  * runs, wherever it runs — on the server's event loop (tool_exec.ts's
- * synchronous `executeReadTool`) or on a file-tool thread (file_thread.ts).
+ * synchronous `executeReadTool`) or in a file-tool process (file_tool_process.ts).
  *
  * What this file enforces: the workspace root is opened descriptor-anchored
  * per call and closed after it; only file/stat, file/read_text, file/glob and

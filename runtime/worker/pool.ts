@@ -10,7 +10,10 @@
  *   pooled;
  * - `take` hands each Worker out exactly once (it leaves the pool for good)
  *   and `claim`s it for the Run — its root is renamed to the Run root and the
- *   Run's deadline is armed; a replacement starts in the background;
+ *   Run's deadline is armed; a replacement starts in the background once the
+ *   taker says so (its Run's first model call ended, or the Run did) and at
+ *   the latest WORKER_POOL_REFILL_DEFER_MAX_MS after the take — two Deno
+ *   start-ups of CPU never compete with the Run's way to its model;
  * - an empty pool (size 0, or all taken) spawns on demand — the cold path,
  *   the same sequence — and a taker waits for a spawn already under way
  *   rather than starting a second one;
@@ -23,6 +26,7 @@
  */
 import {
   WORKER_POOL_IDLE_MAX_MS,
+  WORKER_POOL_REFILL_DEFER_MAX_MS,
   WORKER_POOL_RETRY_MAX_MS,
   WORKER_POOL_RETRY_MIN_MS,
 } from "../limits.ts";
@@ -42,6 +46,8 @@ export interface WorkerPoolOptions<T> {
   log: Logger;
   /** Spawns one confined Worker in `workerRoot` with no deadline (the supervisor). */
   spawn(workerRoot: string): Promise<WorkerHandle<T>>;
+  /** The longest a take defers the refill. @default WORKER_POOL_REFILL_DEFER_MAX_MS */
+  refillDeferMaxMs?: number;
 }
 
 interface Pooled<T> {
@@ -64,6 +70,8 @@ export class WorkerPool<T> {
   #inFlight = new Set<Promise<void>>();
   #failures = 0;
   #retry: ReturnType<typeof setTimeout> | undefined;
+  /** Refills deferred by takes (their bound timers). */
+  #deferred = new Set<ReturnType<typeof setTimeout>>();
   #closed = false;
   #seq = 0;
 
@@ -89,9 +97,14 @@ export class WorkerPool<T> {
   /**
    * A confined, never-used Worker claimed for `runRoot` (which must not exist
    * yet; its parent must) with the Run's deadline armed. Rejects with the
-   * supervisor's code when no Worker can be started.
+   * supervisor's code when no Worker can be started. The pool refills once
+   * `refillAfter` settles (at once without it), at the latest after the bound.
    */
-  async take(runRoot: string, deadlineMs: number): Promise<WorkerHandle<T>> {
+  async take(
+    runRoot: string,
+    deadlineMs: number,
+    refillAfter?: Promise<unknown>,
+  ): Promise<WorkerHandle<T>> {
     if (this.#closed) throw new Error("worker pool is shut down");
     let worker: WorkerHandle<T> | null = null;
     while (worker === null) {
@@ -107,7 +120,7 @@ export class WorkerPool<T> {
         )
         : await this.#opts.spawn(this.#newRoot());
     }
-    this.#fill();
+    this.#refillAfter(refillAfter);
     worker.claim(runRoot, deadlineMs);
     return worker;
   }
@@ -116,6 +129,8 @@ export class WorkerPool<T> {
   async shutdown(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#retry);
+    for (const t of this.#deferred) clearTimeout(t);
+    this.#deferred.clear();
     for (const w of this.#waiters.splice(0)) w.reject(new Error("worker pool is shut down"));
     const idle = this.#idle.splice(0);
     for (const p of idle) clearTimeout(p.retire);
@@ -128,6 +143,22 @@ export class WorkerPool<T> {
   #newRoot(): string {
     const rel = `${WORKER_POOL_REL}/w${Deno.pid}-${++this.#seq}`;
     return ensurePrivateDir(this.#opts.root, rel);
+  }
+
+  /** Fills the pool once `after` settles or the bound passes, whichever comes first. */
+  #refillAfter(after: Promise<unknown> | undefined): void {
+    if (after === undefined) return this.#fill();
+    let done = false;
+    const go = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      this.#deferred.delete(timer);
+      this.#fill();
+    };
+    const timer = setTimeout(go, this.#opts.refillDeferMaxMs ?? WORKER_POOL_REFILL_DEFER_MAX_MS);
+    this.#deferred.add(timer);
+    after.then(go, go);
   }
 
   #fill(): void {

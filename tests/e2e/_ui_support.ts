@@ -15,6 +15,7 @@ import { readBootstrapToken } from "../helpers/login.ts";
 import { type ServerHandle, startTestServer } from "../helpers/server.ts";
 import {
   type FakeOllama,
+  type FakeOllamaOptions,
   type ScriptSource,
   startFakeOllama,
 } from "../../tools/fake_ollama/server.ts";
@@ -26,8 +27,13 @@ export interface UiEnv {
   close(): Promise<void>;
 }
 
-export async function startUiEnv(defaultScript?: ScriptSource): Promise<UiEnv> {
-  const ollama = await startFakeOllama(defaultScript ? { defaultScript } : {});
+export async function startUiEnv(
+  defaultScript?: ScriptSource,
+  ollamaOpts: Omit<FakeOllamaOptions, "defaultScript"> = {},
+): Promise<UiEnv> {
+  const ollama = await startFakeOllama(
+    defaultScript ? { ...ollamaOpts, defaultScript } : ollamaOpts,
+  );
   const server = await startTestServer({ args: ["--ollama", ollama.url] });
   const browser = await launchBrowser();
   return {

@@ -8,6 +8,7 @@
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { screenshotDir } from "../helpers/browser.ts";
 import { text } from "../../tools/fake_ollama/scenarios.ts";
+import { DEFAULT_FAKE_MODELS } from "../../tools/fake_ollama/frames.ts";
 import {
   createAgent,
   createConversation,
@@ -20,7 +21,14 @@ import {
 } from "./_ui_support.ts";
 
 Deno.test("the context meter shows used of the window, a stacked breakdown bar and the calibrated figure", async () => {
-  const env = await startUiEnv();
+  // Calibration [CX-5] applies to the upper-bound estimate: a model whose vocabulary cannot be
+  // verified keeps it for every Turn. (With the bundled Qwen 3 vocabulary the count becomes exact
+  // as soon as the check the meter starts has settled, which may be before or after the Turn.)
+  const env = await startUiEnv(undefined, {
+    models: {
+      "qwen3.5:2b": { ...DEFAULT_FAKE_MODELS["qwen3.5:2b"], vocabulary: "none" },
+    },
+  });
   try {
     const { page, errors } = await openLoggedIn(env);
     await createAgent(page, "Meter agent");

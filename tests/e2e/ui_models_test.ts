@@ -128,7 +128,17 @@ Deno.test("the Models view pulls with a progress bar, the picker switches the mo
         hash,
         { timeout: 10_000 },
       );
-      await page.waitForSelector("[data-testid=empty-chat]", { timeout: 10_000 });
+      // The new Conversation loads (its empty state); on a loaded host this can take longer than
+      // the clicks above, so the wait is the default one, and a miss says what the chat showed.
+      await page.waitForSelector("[data-testid=empty-chat]").catch(async (err) => {
+        const shown = await page.evaluate(() =>
+          `${location.hash} | ${
+            document.querySelector("[data-testid=chat-scroll]")?.textContent?.slice(0, 300) ??
+              "no chat view"
+          }`
+        );
+        throw new Error(`no empty chat: ${shown}`, { cause: err });
+      });
       // Turn 1 on llama3.2:3b, Turn 2 on deepseek-r1:1.5b (chat only, thinking).
       const labels = await page.$$eval(
         "[data-testid=model-picker] option",

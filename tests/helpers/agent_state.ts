@@ -6,6 +6,7 @@
  */
 import { AGENT_MIGRATIONS } from "../../migrations/agent/index.ts";
 import * as s from "../../runtime/store/agent_state_store.ts";
+import { listEvents } from "../../runtime/store/run_store.ts";
 import { type DatabaseSync, openDatabase } from "../../runtime/store/sqlite.ts";
 
 export function openAgentState(home: string, agentId: string): DatabaseSync {
@@ -81,4 +82,49 @@ export function bulkTurns(db: DatabaseSync, conversationId: string, count: numbe
     if (db.isTransaction) db.exec("ROLLBACK");
     throw err;
   }
+}
+
+/**
+ * Tampers with one journal row the way an editor of the file would: reads its text through the
+ * store (bodies are stored deflated), edits it and writes it back as a plain body. Returns
+ * whether the edit changed the text.
+ */
+export function tamperEvent(
+  db: DatabaseSync,
+  runId: string,
+  seq: number,
+  edit: (body: string) => string,
+): boolean {
+  const row = listEvents(db, runId).find((e) => e.seq === seq);
+  if (!row) throw new Error(`no event ${seq}`);
+  const body = edit(row.body);
+  db.prepare("UPDATE run_events SET body = ?, body_z = NULL WHERE run_id = ? AND seq = ?")
+    .run(body, runId, seq);
+  return body !== row.body;
+}
+
+/**
+ * The golden journal row [PF-4]: a `run.started` body as this release stored it, deflated with
+ * its Run's preset dictionary (agent migration 0020). FROZEN: if it stops reading back, the
+ * dictionary changed and every journal written with it became unreadable
+ * (run_events_deflate_test.ts; run_events_bound_test.ts carries it through migration 0022).
+ */
+export const GOLDEN_RUN = {
+  run: "77777777-7777-4777-8777-777777777777",
+  conv: "55555555-5555-4555-8555-555555555555",
+  turn: "66666666-6666-4666-8666-666666666666",
+  summary: '{"budget":28672,"history_count":0,"model_id":"qwen3.5:2b",' +
+    '"turn_id":"66666666-6666-4666-8666-666666666666","window":32768}',
+};
+/** The canonical body of the golden row (343 bytes). */
+export const GOLDEN_BODY =
+  `{"agent_id":"00000000-0000-4000-8000-000000000001","conversation_id":"${GOLDEN_RUN.conv}",` +
+  `"kind":"run.started","payload":${GOLDEN_RUN.summary},"run_id":"${GOLDEN_RUN.run}","seq":1,` +
+  `"ts":1796191378646,"v":1}`;
+/** Its stored form (45 bytes, hex). */
+export const GOLDEN_Z_HEX =
+  "4371a10114e8820913106101e3428121157c31e8a289cc8004257050f234b73433b4343436b730333183062b00";
+
+export function unhex(h: string): Uint8Array {
+  return new Uint8Array(h.match(/../g)!.map((x) => parseInt(x, 16)));
 }

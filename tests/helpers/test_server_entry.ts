@@ -19,7 +19,9 @@
  * - `AGENT_BUILDER_TEST_TASK_WALL_MS=<ms>` (1,000 ≤ ms ≤ TASK_WALL_MAX_MS)
  *   shortens the background-Task wall limit ([EX-6]: 30 min in the product);
  * - `AGENT_BUILDER_TEST_SUBAGENT_WALL_MS=<ms>` (1,000 ≤ ms ≤ SUBAGENT_WALL_MS)
- *   shortens the subagent wall ([LC-2] `subagent_timeout` without a 45 s wait).
+ *   shortens the subagent wall ([LC-2] `subagent_timeout` without a 45 s wait);
+ * - `AGENT_BUILDER_TEST_LOOP_LAG_LOG=<path>` logs the server's event-loop stalls
+ *   to `<path>` (tests/helpers/loop_lag.ts; the [PF-2] benchmark reads it).
  *
  * A value that does not parse arms nothing (a test proves it for the fault).
  */
@@ -44,6 +46,7 @@ import {
 } from "../../runtime/runs/preparation.ts";
 import { pauseAt, type RunTestHooks } from "../../runtime/runs/test_hooks.ts";
 import { UsageError } from "../../runtime/argv.ts";
+import { startLoopLagLog } from "./loop_lag.ts";
 import { AppError } from "../../runtime/errors.ts";
 
 export const FAULT_ENV = "AGENT_BUILDER_TEST_FAULT";
@@ -53,6 +56,7 @@ export const RUN_DEADLINE_ENV = "AGENT_BUILDER_TEST_RUN_DEADLINE_MS";
 export const CHECKPOINT_MAX_ENV = "AGENT_BUILDER_TEST_CHECKPOINT_MAX_BYTES";
 export const TASK_WALL_ENV = "AGENT_BUILDER_TEST_TASK_WALL_MS";
 export const SUBAGENT_WALL_ENV = "AGENT_BUILDER_TEST_SUBAGENT_WALL_MS";
+export const LOOP_LAG_LOG_ENV = "AGENT_BUILDER_TEST_LOOP_LAG_LOG";
 const PAUSE_MAX_MS = 10_000;
 const TEST_DEADLINE_MIN_MS = 1000;
 
@@ -98,6 +102,8 @@ if (import.meta.main) {
     console.error("test_server_entry: only `serve` is supported");
     Deno.exit(2);
   }
+  const lagLog = Deno.env.get(LOOP_LAG_LOG_ENV);
+  if (lagLog) startLoopLagLog(lagLog);
   try {
     Deno.exit(await serveCommand(rest, hooksFromEnv((n) => Deno.env.get(n))));
   } catch (err) {

@@ -21,13 +21,16 @@ function prepPath(h: RunHarness, conv: string): string {
   return `/api/agents/${h.agent}/sessions/${conv}/preparation`;
 }
 
-/** Polls GET …/preparation until an operation is in flight; returns the answer. */
+/**
+ * Polls GET …/preparation until an operation is in flight at the paused phase (`compiling`: a
+ * submit reaches it over a few loop turns, [PF-2]); returns the answer.
+ */
 async function waitPreparing(h: RunHarness, conv: string) {
   const end = Date.now() + PAUSE_MS;
   while (Date.now() < end) {
     const r = await h.api("GET", prepPath(h, conv));
     assertEquals(r.status, 200);
-    if (r.body.state === "preparing") return r.body;
+    if (r.body.state === "preparing" && r.body.operation.phase === "compiling") return r.body;
     await new Promise((res) => setTimeout(res, 20));
   }
   throw new Error("no preparation became visible");

@@ -5,7 +5,7 @@
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { codeOf } from "../helpers/agents_api.ts";
-import { openAgentState } from "../helpers/agent_state.ts";
+import { openAgentState, tamperEvent } from "../helpers/agent_state.ts";
 import { newConversation, readSse, startRunHarness, submit, waitTurn } from "../helpers/runs.ts";
 import { readProcText } from "../../sandbox/procfs.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
@@ -149,10 +149,8 @@ Deno.test("replay validates the whole journal and refuses a tampered row without
 
     const db = openAgentState(h.server.home, h.agent);
     try {
-      const changed = db.prepare(
-        "UPDATE run_events SET body = replace(body, 'replay', 'REPLAY') WHERE run_id = ? AND seq = ?",
-      ).run(r.body.run_id, ok.body.events.length - 1).changes;
-      assertEquals(changed, 1);
+      const seq = ok.body.events.length - 1;
+      assert(tamperEvent(db, r.body.run_id, seq, (b) => b.replace("replay", "REPLAY")));
     } finally {
       db.close();
     }

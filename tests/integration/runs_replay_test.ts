@@ -9,7 +9,7 @@
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { codeOf } from "../helpers/agents_api.ts";
-import { openAgentState } from "../helpers/agent_state.ts";
+import { openAgentState, tamperEvent } from "../helpers/agent_state.ts";
 import { newConversation, readSse, startRunHarness } from "../helpers/runs.ts";
 import { appendDurable, genesisDigest, RunJournal } from "../../runtime/events/journal.ts";
 import { REPLAY_PAGE_MAX } from "../../runtime/limits.ts";
@@ -144,11 +144,9 @@ Deno.test("replay pages and the durable fallback serve a long journal whole, or 
     await t.step("a tampered middle row leaves no page and no stream at any cursor", async () => {
       const w = openAgentState(h.server.home, h.agent);
       try {
-        const changed = w.prepare(
-          "UPDATE run_events SET body = replace(body, 'policy_deny', 'non_interactive_ask') " +
-            "WHERE run_id = ? AND seq = ?",
-        ).run(runId, 200).changes;
-        assertEquals(changed, 1);
+        assert(
+          tamperEvent(w, runId, 200, (b) => b.replace("policy_deny", "non_interactive_ask")),
+        );
       } finally {
         w.close();
       }

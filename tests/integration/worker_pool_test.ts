@@ -4,13 +4,19 @@
  * (seccomp, no_new_privs, no capabilities, the sandbox uid) before any Run
  * takes one and hold nothing of an Agent; a Run takes a pooled Worker, which
  * is never used again; the pool refills after a take and after a crash; a
- * stopped server leaves no Worker behind.
+ * stopped server leaves no Worker behind. The refill after a take waits until
+ * the taker says so (its Run's first model call ended) or the bound passed.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { newConversation, readSse, startRunHarness, submit, waitTurn } from "../helpers/runs.ts";
 import { childrenOf, exited, waitFor, workerOfRun } from "../helpers/worker_procs.ts";
 import { parseStatus, readProcSnapshot } from "../../sandbox/attestation.ts";
 import * as scenarios from "../../tools/fake_ollama/scenarios.ts";
+import { makeTempHome } from "../helpers/home.ts";
+import { silentLogger } from "../../runtime/log.ts";
+import { parseWorkerFrame, type WorkerToControl } from "../../runtime/protocol/worker_frames.ts";
+import { WorkerPool } from "../../runtime/worker/pool.ts";
+import { spawnConfinedWorker, type WorkerHandle } from "../../runtime/worker/supervisor.ts";
 
 /** The server's pooled (not yet taken) Workers: children whose cwd is a pool root. */
 function pooledWorkers(serverPid: number, home: string): number[] {
@@ -134,6 +140,69 @@ Deno.test("with an empty pool a Run spawns its own Worker (the cold path) and no
     assertEquals(pooledWorkers(h.server.child.pid, h.server.home), []);
   } finally {
     await h.close();
+  }
+});
+
+/** A pool of one real confined Worker whose spawns are counted. */
+function countedPool(root: string, refillDeferMaxMs: number) {
+  const counted = { spawns: 0 };
+  const pool = new WorkerPool<WorkerToControl>({
+    root,
+    size: 1,
+    log: silentLogger,
+    refillDeferMaxMs,
+    spawn: (workerRoot) => {
+      counted.spawns++;
+      return spawnConfinedWorker({
+        runRoot: workerRoot,
+        log: silentLogger,
+        parseFrame: parseWorkerFrame,
+      });
+    },
+  });
+  return { pool, counted };
+}
+
+Deno.test("a take starts the pool's replacement only once the taker says so, or once the bound passed", async () => {
+  const root = makeTempHome();
+  Deno.mkdirSync(`${root}/.runtime`, { mode: 0o700 });
+  Deno.mkdirSync(`${root}/runs`, { mode: 0o700 });
+  const taken: WorkerHandle<WorkerToControl>[] = [];
+  // A bound far beyond the test: only the taker's word refills this pool.
+  const held = countedPool(root, 3_600_000);
+  try {
+    held.pool.start();
+    await waitFor("one pooled Worker", () => held.pool.ready === 1);
+    assertEquals(held.counted.spawns, 1);
+    let firstCallEnded!: () => void;
+    taken.push(
+      await held.pool.take(
+        `${root}/runs/a`,
+        60_000,
+        new Promise<void>((r) => (firstCallEnded = r)),
+      ),
+    );
+    assertEquals(held.counted.spawns, 1, "no replacement while the Run is on its way to its model");
+    assertEquals(held.pool.ready, 0);
+    firstCallEnded();
+    await waitFor("the replacement is ready", () => held.pool.ready === 1);
+    assertEquals(held.counted.spawns, 2);
+  } finally {
+    await Promise.all(taken.splice(0).map((w) => w.kill("cancelled")));
+    await held.pool.shutdown();
+  }
+  // A taker that never says so: the bound (here the next turn of the event loop) refills.
+  const bounded = countedPool(root, 0);
+  try {
+    bounded.pool.start();
+    await waitFor("one pooled Worker", () => bounded.pool.ready === 1);
+    taken.push(await bounded.pool.take(`${root}/runs/b`, 60_000, new Promise(() => {})));
+    assertEquals(bounded.counted.spawns, 1, "the refill waits for the bound");
+    await waitFor("the replacement is ready", () => bounded.pool.ready === 1);
+    assertEquals(bounded.counted.spawns, 2);
+  } finally {
+    await Promise.all(taken.map((w) => w.kill("cancelled")));
+    await bounded.pool.shutdown();
   }
 });
 

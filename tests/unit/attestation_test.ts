@@ -105,9 +105,9 @@ Deno.test("a snapshot without tasks is not verified", () => {
   assertEquals(attestationProblems(frame, snap([]), exp), ["no tasks inspected"]);
 });
 
-Deno.test("parseStat() reads pgrp, session and start time after a comm with spaces and parens", () => {
-  const s = `${PID} (a) b) c) S 1 42 43 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 123456 0`;
-  assertEquals(parseStat(s), { pgrp: 42, session: 43, startTime: 123456n });
+Deno.test("parseStat() reads pgrp, session, nice and start time after a comm with spaces and parens", () => {
+  const s = `${PID} (a) b) c) S 1 42 43 0 -1 0 0 0 0 0 0 0 0 0 30 10 1 0 123456 0`;
+  assertEquals(parseStat(s), { pgrp: 42, session: 43, nice: 10, startTime: 123456n });
 });
 
 Deno.test("every Worker ending maps to one fixed code", () => {

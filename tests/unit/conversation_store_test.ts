@@ -6,6 +6,7 @@
 import { AGENT_MIGRATIONS } from "../../migrations/agent/index.ts";
 import { CONVERSATIONS_PER_AGENT_MAX } from "../../runtime/limits.ts";
 import * as s from "../../runtime/store/agent_state_store.ts";
+import { insertEvent } from "../../runtime/store/run_store.ts";
 import { type DatabaseSync, openDatabase } from "../../runtime/store/sqlite.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { withTempHome } from "../helpers/home.ts";
@@ -237,11 +238,13 @@ Deno.test("delete cascades a branch tree's Runs, events, usage, permissions and 
       const run = uuid();
       db.prepare(
         `INSERT INTO runs (id, conversation_id, turn_id, state, model_id, started_summary,
-           last_digest, created_at) VALUES (?, ?, ?, 'completed', 'm', '{}', 'd', 1)`,
+           last_digest, created_at, journal_key)
+         VALUES (?, ?, ?, 'completed', 'm', '{}', 'd', 1,
+           (SELECT coalesce(max(journal_key), 0) + 1 FROM runs))`,
       ).run(run, cid, tid);
-      db.prepare(
-        "INSERT INTO run_events (run_id, seq, kind, body, digest) VALUES (?, 1, 'k', '{}', ?)",
-      ).run(run, `sha256:${"0".repeat(64)}`);
+      for (const seq of [1, 2]) {
+        insertEvent(db, run, { seq, kind: "k", body: "{}", digest: `sha256:${"0".repeat(64)}` });
+      }
       db.prepare(
         `INSERT INTO usage_ledger (run_id, call, state, model_id, scope_digest, token_estimate,
            created_at, updated_at) VALUES (?, 1, 'complete', 'm', 's', 1, 1, 1)`,

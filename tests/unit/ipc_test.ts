@@ -117,3 +117,108 @@ Deno.test("NdjsonWriter writes one line per frame in order", async () => {
   const text = new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
   assertEquals(text, `{"v":${V},"type":"a"}\n{"v":${V},"type":"b"}\n`);
 });
+
+/** Both ends of a real pipe (a FIFO), opened as a Worker's stdin and stdout are: blocking fds. */
+async function fifo(): Promise<{ reader: Deno.FsFile; writer: Deno.FsFile; dispose(): void }> {
+  const dir = Deno.makeTempDirSync({ prefix: "ab-ipc-fifo-" });
+  const path = `${dir}/pipe`;
+  const made = await new Deno.Command("mkfifo", { args: [path] }).output();
+  assert(made.success, "mkfifo");
+  // Opening one end of a FIFO waits for the other: both opens run at once.
+  const [reader, writer] = await Promise.all([
+    Deno.open(path, { read: true }),
+    Deno.open(path, { write: true }),
+  ]);
+  return {
+    reader,
+    writer,
+    dispose() {
+      for (const f of [reader, writer]) {
+        try {
+          f.close();
+        } catch (err) {
+          if (!(err instanceof Deno.errors.BadResource)) throw err;
+        }
+      }
+      Deno.removeSync(dir, { recursive: true });
+    },
+  };
+}
+
+Deno.test("frames written whole through a synchronous sink are read back through a byte source (a real pipe), split reads included", async () => {
+  const p = await fifo();
+  try {
+    const writer = new NdjsonWriter(p.writer);
+    const reader = new NdjsonReader(p.reader);
+    await writer.send({ v: V, type: "a" });
+    await writer.send({ v: V, type: "b", pad: "x".repeat(20_000) });
+    assertEquals(await reader.next(5000), { v: V, type: "a" });
+    assertEquals((await reader.next(5000))?.type, "b");
+    // Half a line, a read that waits for the rest, then the rest.
+    const line = encodeFrame({ v: V, type: "c" });
+    p.writer.writeSync(line.subarray(0, 5));
+    const pending = reader.next(5000);
+    await new Promise((r) => setTimeout(r, 0));
+    p.writer.writeSync(line.subarray(5));
+    assertEquals(await pending, { v: V, type: "c" });
+    // The writer's close is the reader's end of input.
+    await writer.close();
+    assertEquals(await reader.next(5000), null);
+    assertEquals(reader.lines, 3);
+  } finally {
+    p.dispose();
+  }
+});
+
+Deno.test("a byte source keeps the reader's bounds: line length, timeout, and a failed reader closes its source", async () => {
+  const p = await fifo();
+  try {
+    const reader = new NdjsonReader(p.reader, { maxLineBytes: 64 });
+    p.writer.writeSync(enc.encode("y".repeat(100)));
+    assertEquals(await protocolFailure(reader.next(5000)), "line too long");
+    const closed = assertThrows(() => p.reader.readSync(new Uint8Array(1)));
+    assert(closed instanceof Deno.errors.BadResource, `the source is closed: ${closed}`);
+  } finally {
+    p.dispose();
+  }
+  const q = await fifo();
+  try {
+    assertEquals(await protocolFailure(new NdjsonReader(q.reader).next(30)), "read timeout");
+  } finally {
+    q.dispose();
+  }
+});
+
+Deno.test("a synchronous sink that takes a line in pieces still gets every line whole, in order, before send resolves", async () => {
+  const written: number[] = [];
+  const w = new NdjsonWriter({
+    writeSync(p: Uint8Array) {
+      const n = Math.min(7, p.length);
+      written.push(...p.subarray(0, n));
+      return n;
+    },
+    close() {},
+  });
+  await w.send({ v: V, type: "a" });
+  assertEquals(new TextDecoder().decode(new Uint8Array(written)), `{"v":${V},"type":"a"}\n`);
+  await w.send({ v: V, type: "b" });
+  assertEquals(
+    new TextDecoder().decode(new Uint8Array(written)),
+    `{"v":${V},"type":"a"}\n{"v":${V},"type":"b"}\n`,
+  );
+});
+
+Deno.test("a synchronous sink's failure rejects that send, and an oversized frame is refused before any byte is written", async () => {
+  let writes = 0;
+  const w = new NdjsonWriter({
+    writeSync() {
+      writes++;
+      throw new Deno.errors.BrokenPipe("gone");
+    },
+    close() {},
+  }, 64);
+  const err = await assertRejects(() => w.send({ v: V, type: "a" }));
+  assert(err instanceof Deno.errors.BrokenPipe, String(err));
+  assertThrows(() => w.send({ v: V, type: "a", p: "x".repeat(100) }));
+  assertEquals(writes, 1);
+});

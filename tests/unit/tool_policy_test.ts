@@ -12,6 +12,8 @@ import {
   resolveToolSet,
   validateToolArgs,
 } from "../../runtime/tools/policy.ts";
+import { canonicalJson, domainDigest } from "../../runtime/protocol/digest.ts";
+import { TOOLSET_MANIFESTS_KEPT } from "../../runtime/limits.ts";
 
 const ID = "33333333-3333-4333-8333-333333333333";
 const catalog = sealCatalog();
@@ -146,6 +148,52 @@ Deno.test("resolveToolSet(): the digest pins the manifest and changes with the p
     { tool_id: "file/glob", reason: "policy_deny" },
     { tool_id: "file/write", reason: "non_interactive_ask" },
   ]);
+});
+
+/** The manifest and digest as the SPEC defines them, computed afresh (never remembered). */
+function reference(set: ReturnType<typeof resolveToolSet>) {
+  const manifest = canonicalJson(set.tools.map((t) => ({ decision: t.decision, spec: t.spec })));
+  return { manifest, digest: domainDigest("agent-builder/toolset/v3", manifest) };
+}
+
+Deno.test("resolveToolSet(): a remembered manifest is the one computed afresh, for equal and for changed specs", () => {
+  for (let i = 0; i < 2; i++) {
+    const set = resolveToolSet({ catalog, rules: [], interactive: true, id: ID });
+    assertEquals({ manifest: set.manifest, digest: set.digest }, reference(set));
+  }
+  // Equal specs in another sealed catalog: the same manifest, whatever the objects.
+  const again = sealCatalog(BUILTIN_TOOL_SPECS);
+  const a = resolveToolSet({ catalog: again, rules: [], interactive: true, id: ID });
+  assertEquals(a.digest, resolveToolSet({ catalog, rules: [], interactive: true, id: ID }).digest);
+  // One changed description: its own manifest.
+  const changed = sealCatalog(
+    BUILTIN_TOOL_SPECS.map((s, i) => i === 0 ? { ...s, description: `${s.description} (v2)` } : s),
+  );
+  const c = resolveToolSet({ catalog: changed, rules: [], interactive: true, id: ID });
+  assertEquals({ manifest: c.manifest, digest: c.digest }, reference(c));
+  notDeepStrictEqual(c.digest, a.digest);
+});
+
+Deno.test("resolveToolSet(): specs that are not sealed are never remembered; past the memo's bound every list is still right", () => {
+  // A hand-made catalog whose spec changes between two Runs.
+  const loose = structuredClone(BUILTIN_TOOL_SPECS[0]);
+  const handMade = { specs: [loose], get: (id: string) => id === loose.id ? loose : undefined };
+  const before = resolveToolSet({ catalog: handMade, rules: [], interactive: true, id: ID });
+  loose.description = `${loose.description} (edited)`;
+  const after = resolveToolSet({ catalog: handMade, rules: [], interactive: true, id: ID });
+  notDeepStrictEqual(after.digest, before.digest);
+  assertEquals({ manifest: after.manifest, digest: after.digest }, reference(after));
+  // TOOLSET_MANIFESTS_KEPT + 1 distinct lists, twice over: each digest is its own list's.
+  for (let round = 0; round < 2; round++) {
+    for (let n = 0; n <= TOOLSET_MANIFESTS_KEPT; n++) {
+      const rules = catalog.specs.slice(0, n % catalog.specs.length).map((s) => ({
+        tool_id: s.id,
+        decision: "deny" as const,
+      }));
+      const set = resolveToolSet({ catalog, rules, interactive: true, id: ID });
+      assertEquals({ manifest: set.manifest, digest: set.digest }, reference(set));
+    }
+  }
 });
 
 Deno.test("sealCatalog(): the catalog is frozen and refuses duplicates and loose specs", () => {

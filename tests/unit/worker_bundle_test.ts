@@ -10,9 +10,11 @@ import {
   RUNNER_BUNDLE,
   RUNNER_BUNDLE_INPUTS,
   runnerBundleFresh,
+  WORKER_BUNDLE,
+  WORKER_BUNDLE_INPUTS,
   workerBundleFresh,
 } from "../../runtime/worker/bundle.ts";
-import { buildRunner } from "../../tools/build/worker.ts";
+import { buildRunner, buildWorker } from "../../tools/build/worker.ts";
 
 function fixture(): { dir: string; bundle: string; list: string; a: string; b: string } {
   const dir = Deno.makeTempDirSync({ prefix: "ab-worker-bundle-" });
@@ -89,4 +91,31 @@ Deno.test("the built runner bundle lists its sources and is fresh right after a 
   // The packages a compile check or an extraction needs stay outside it.
   assertEquals(inputs.some((p) => p.includes("/node_modules/typescript/")), false);
   assertEquals(productionRunnerModule().href, RUNNER_BUNDLE.href);
+});
+
+Deno.test("stage 1's bundle leaves the body to stage 2, and the bundle stays stale-checked against the body's sources", async () => {
+  await buildWorker(true);
+  assertEquals(workerBundleFresh(), true);
+  const root = new URL("../../", import.meta.url).pathname;
+  // The list covers both builds: an edit to the body (only in stage 2's script) makes it stale.
+  const inputs: string[] = JSON.parse(Deno.readTextFileSync(WORKER_BUNDLE_INPUTS));
+  for (
+    const src of [
+      "sandbox/worker_entry.ts",
+      "sandbox/confine.ts",
+      "runtime/kernel/worker_main.ts",
+      "runtime/kernel/harness_kernel.ts",
+      "runtime/protocol/ipc.ts",
+      "runtime/protocol/worker_frames.ts",
+    ]
+  ) {
+    assertEquals(inputs.includes(`${root}${src}`), true, src);
+  }
+  // Stage 1 imports them as the sources themselves (never called there), not bundled.
+  const stage1 = Deno.readTextFileSync(WORKER_BUNDLE);
+  for (const m of ["runtime/kernel/worker_main.ts", "runtime/protocol/ipc.ts"]) {
+    assertEquals(stage1.includes(`import("../${m}")`), true, m);
+    assertEquals(Deno.statSync(new URL(`../${m}`, WORKER_BUNDLE)).isFile, true, m);
+  }
+  assertEquals(stage1.includes("safeParse"), false); // no zod in stage 1
 });

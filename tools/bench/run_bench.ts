@@ -19,8 +19,7 @@
  * Run: ./node_modules/deno/deno run --config deno.json -A tools/bench/run_bench.ts
  */
 import { readProcText } from "../../sandbox/procfs.ts";
-import { contentFrame, doneFrame } from "../fake_ollama/frames.ts";
-import type { ScriptSource } from "../fake_ollama/server.ts";
+import { wordsAnswer } from "../fake_ollama/scenarios.ts";
 import { startFakeOllama } from "../fake_ollama/server.ts";
 import {
   newConversation,
@@ -32,6 +31,7 @@ import {
 import { childrenOf, waitFor } from "../../tests/helpers/worker_procs.ts";
 import { WORKER_POOL_DEFAULT } from "../../runtime/limits.ts";
 import { atMost, measure } from "./report.ts";
+import { bareDenoStartMs } from "./bare_start.ts";
 
 const TURNS = 10;
 /**
@@ -42,37 +42,9 @@ const TURNS = 10;
  */
 const DISK_TURNS = 9;
 
-function answer(words: number): ScriptSource {
-  return (c) => ({
-    kind: "stream",
-    steps: (function* () {
-      for (let i = 0; i < words; i++) yield { frame: contentFrame(c.model, ` w${i % 97}`) };
-      yield { frame: doneFrame(c.model, { evalCount: words }) };
-    })(),
-  });
-}
-
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
-}
-
-/** Median wall time of a bare `deno run` of an empty script (the floor of one start-up). */
-async function bareDenoStart(): Promise<number> {
-  const dir = Deno.makeTempDirSync({ prefix: "bench-bare-" });
-  try {
-    const empty = `${dir}/empty.ts`;
-    Deno.writeTextFileSync(empty, "");
-    const times: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const t0 = performance.now();
-      await new Deno.Command(Deno.execPath(), { args: ["run", "--quiet", empty] }).output();
-      times.push(performance.now() - t0);
-    }
-    return median(times);
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
 }
 
 function writeBytes(pid: number): number {
@@ -82,9 +54,25 @@ function writeBytes(pid: number): number {
   return Number(m[1]);
 }
 
+/**
+ * How many frames the Agent database's WAL holds (the WAL index header's mxFrame, read from
+ * its -shm): deterministic, unlike write_bytes. It restarts from 0 after a checkpoint, so a
+ * Turn whose count went down is left out of the frames per Turn.
+ */
+function walFrames(h: RunHarness): number {
+  const f = Deno.openSync(`${h.server.home}/data/agents/${h.agent}/state.sqlite-shm`);
+  try {
+    const head = new Uint8Array(48);
+    f.readSync(head);
+    return new DataView(head.buffer).getUint32(16, true);
+  } finally {
+    f.close();
+  }
+}
+
 /** The scripted server's own time to first frame for the same script. */
 async function modelTtfb(url: string, ollama: RunHarness["ollama"]): Promise<number> {
-  ollama.enqueue(answer(20));
+  ollama.enqueue(wordsAnswer(20));
   const t0 = performance.now();
   const res = await fetch(`${url}/api/chat`, {
     method: "POST",
@@ -99,7 +87,7 @@ async function modelTtfb(url: string, ollama: RunHarness["ollama"]): Promise<num
 }
 
 async function turn(h: RunHarness, conv: string, words: number) {
-  h.ollama.enqueue(answer(words));
+  h.ollama.enqueue(wordsAnswer(words));
   const t0 = performance.now();
   const r = await submit(h, conv, "benchmark question");
   if (r.status !== 202) throw new Error(`submit ${r.status}`);
@@ -173,7 +161,7 @@ async function coldPath(ollama: RunHarness["ollama"], bare: number): Promise<voi
 async function main(): Promise<void> {
   const ollama = await startFakeOllama();
   // [PF-1] The bound is measured in the same run: two bare Deno start-ups.
-  const bare = await bareDenoStart();
+  const bare = await bareDenoStartMs();
   console.log(`bare \`deno run\` of an empty script: ${bare.toFixed(1)} ms (median)`);
   await coldPath(ollama, bare);
   const h = await startRunHarness({
@@ -211,12 +199,16 @@ async function main(): Promise<void> {
     ) {
       const c = await newConversation(h);
       const per: number[] = [];
+      const frames: number[] = [];
       for (let i = 0; i < DISK_TURNS; i++) {
         const before = writeBytes(pid);
+        const framesBefore = walFrames(h);
         await turn(h, c, words);
         // Let the WAL write of the terminal transaction reach the block layer accounting.
         await new Promise((r) => setTimeout(r, 50));
         per.push(writeBytes(pid) - before);
+        const framesAfter = walFrames(h);
+        if (framesAfter >= framesBefore) frames.push(framesAfter - framesBefore);
       }
       const text = words * 4;
       measure(
@@ -231,6 +223,12 @@ async function main(): Promise<void> {
         `disk bytes per Turn, ${label}, fewest of ${DISK_TURNS}`,
         Math.min(...per),
         "B",
+      );
+      if (frames.length > 0) {
+        measure("run", `WAL frames per Turn, ${label}, median`, median(frames), "frames");
+      }
+      console.log(
+        `WAL frames per Turn, ${label}: ${frames.join(" ")} (page writes of the Turn's commits)`,
       );
       console.log(
         `disk bytes per Turn, ${label}: ${median(per)} median, ${Math.min(...per)} fewest ` +

@@ -25,9 +25,6 @@ const args = [
   // The tokenizer thread is loaded by URL at runtime [CX-7]: the graph must carry it.
   "--include",
   `${root}runtime/context/tokenizer_worker.ts`,
-  // The file-tool threads likewise [PF-2].
-  "--include",
-  `${root}runtime/tools/file_thread.ts`,
   "--output",
   `${root}dist/agent-builder`,
   `${root}main.ts`,

@@ -37,6 +37,20 @@ function* textSteps(model: string, chunks: string[], o: TextOptions): Generator<
   yield { frame: doneFrame(model, o) };
 }
 
+/**
+ * An answer of `n` words, one content frame each (" w0 w1 … w96 w0 …"), then `done` with `n`
+ * output tokens: the benches' answers of a given length (run_bench.ts, wal_map.ts).
+ */
+export function wordsAnswer(n: number): ScriptSource {
+  return (c) => ({
+    kind: "stream",
+    steps: (function* () {
+      for (let i = 0; i < n; i++) yield { frame: contentFrame(c.model, ` w${i % 97}`) };
+      yield { frame: doneFrame(c.model, { evalCount: n }) };
+    })(),
+  });
+}
+
 /** A plain streamed answer. */
 export function text(answer: string, o: TextOptions = {}): ScriptSource {
   return (c: RecordedChat) => ({ kind: "stream", steps: textSteps(c.model, chunkText(answer), o) });

@@ -1,0 +1,158 @@
+/**
+ * CPU priority of sandboxed work [PF-2]: Workers, runners and the file-tool
+ * processes run SANDBOX_NICE_INCREMENT nice steps below the server (nice 10
+ * under a server at 0; at most 19), so on a busy host the Control Plane's
+ * event loop (the UI, the API, every stream) is scheduled first and the
+ * Agents' work takes what is left. Relative to the server, never absolute: a
+ * server started at a low priority never hands its sandboxes a higher one.
+ *
+ * Nice is per thread on Linux. The server lowers a child right after it spawns
+ * it (`lowerChild`), before the child's runtime starts its threads, so even its
+ * start-up (two Deno start-ups for a Worker) runs below the server; the child
+ * then sets the same value again from its side — stage 1 on its own thread
+ * before it execve's or spawns (`lowerThisThreadBelowParent`), a file-tool
+ * process on every thread (`lowerEveryThreadBelowParent`) — so no thread
+ * created before the server's call escapes it. Both sides compute the value
+ * from the server's own nice, so applying it twice changes nothing.
+ *
+ * Autogroups: where the kernel groups tasks by session (CONFIG_SCHED_AUTOGROUP,
+ * `kernel.sched_autogroup_enabled`, on by default in most distributions), a
+ * nice value orders threads only inside their session's group; the groups
+ * share the CPUs by their own weight. A Worker and a runner call setsid, so
+ * each would be a group of nice 0 beside the server's: measured on 2 cores
+ * with 4 Runs, the niced Workers still held both cores while the server's loop
+ * waited up to 46 ms runnable (perf sched). So a sandbox that starts a session
+ * also sets its group's nice (`/proc/self/autogroup`) SANDBOX_NICE_INCREMENT
+ * below the server's group (`lowerOwnAutogroupBelowParent`, the Worker's stage
+ * 1); a runner's stage 2, which starts one more session under Landlock, has
+ * its group set by the server before it is released (`lowerAutogroupOf`). Without autogroups the file does not exist
+ * (or has no effect) and the thread nice values are all there is.
+ *
+ * What this file enforces: nothing beyond that; raising a thread's nice value
+ * needs no privilege, so a failure is reported, never worked around. An
+ * autogroup write is best effort: the kernel limits writes by a process
+ * without CAP_SYS_ADMIN to one per 100 ms system-wide (EAGAIN, waited out up
+ * to AUTOGROUP_RATE_WAIT_MS), and an unprivileged server cannot write the
+ * group of a non-dumpable sandbox; the sandbox then runs at its thread nice.
+ */
+import { closeFd, cstr, EAGAIN, O_CLOEXEC, O_NOFOLLOW, O_WRONLY, syscall } from "./libc.ts";
+import { listNumericEntries, readProcText } from "./procfs.ts";
+import { parseStat } from "./attestation.ts";
+
+/** The shape of confine.ts's step results. */
+type StepResult = { ok: true } | { ok: false; step: string; errno: number };
+
+const PRIO_PROCESS = 0;
+const NICE_MAX = 19;
+
+/** setpriority(PRIO_PROCESS, tid, nice): `tid` 0 is the calling thread on Linux. */
+function setNice(tid: number, nice: number): StepResult {
+  const r = syscall("setpriority", PRIO_PROCESS, tid, nice);
+  return r.ret === 0n ? { ok: true } : { ok: false, step: "nice", errno: r.errno };
+}
+
+/** The nice value `increment` steps below `current`, within Linux's range. */
+export function lowered(current: number, increment: number): number {
+  return Math.min(NICE_MAX, current + increment);
+}
+
+/** The nice value `increment` steps below this process's parent (the server), or null. */
+function belowParent(increment: number): number | null {
+  const parent = niceOf(Number(syscall("getppid").ret));
+  return parent === null ? null : lowered(parent, increment);
+}
+
+/** Sets the calling thread (and so whatever it execve's or spawns next) `increment` below the parent. */
+export function lowerThisThreadBelowParent(increment: number): StepResult {
+  const target = belowParent(increment);
+  return target === null ? { ok: false, step: "nice", errno: 0 } : setNice(0, target);
+}
+
+/** Sets every thread of this process `increment` below the parent; later threads inherit it. */
+export function lowerEveryThreadBelowParent(increment: number): StepResult {
+  const target = belowParent(increment);
+  if (target === null) return { ok: false, step: "nice", errno: 0 };
+  let result: StepResult = { ok: true };
+  const pid = Number(syscall("getpid").ret);
+  for (const tid of listNumericEntries(`/proc/${pid}/task`)) {
+    const r = setNice(tid, target);
+    // A thread that ended meanwhile is not an error.
+    if (!r.ok && r.errno !== 3 /* ESRCH */) result = r;
+  }
+  return result;
+}
+
+/**
+ * Sets a child the server just spawned `increment` below the server (this thread's nice), at
+ * once, so its start-up already runs below the server's loop. Best effort: the child sets the
+ * same value again from its side.
+ */
+export function lowerChild(pid: number, increment: number): void {
+  const own = readProcText("/proc/thread-self/stat");
+  if (own === null) return;
+  setNice(pid, lowered(parseStat(own).nice, increment));
+}
+
+/**
+ * The nice value of the autogroup of process `pid` (`/proc/<pid>/autogroup`:
+ * "/autogroup-N nice K"), or null where the kernel has no autogroups.
+ */
+export function autogroupNiceOf(pid: number | "self"): number | null {
+  const text = readProcText(`/proc/${pid}/autogroup`);
+  if (text === null) return null;
+  const m = /\snice\s+(-?\d+)\s*$/.exec(text);
+  if (m === null) throw new Error(`unexpected /proc/${pid}/autogroup: ${text}`);
+  return Number(m[1]);
+}
+
+/** How long a write refused by the kernel's autogroup rate limit (HZ / 10) is waited out, at most. */
+const AUTOGROUP_RATE_WAIT_MS = 250;
+
+/** Writes an autogroup nice value (`/proc/<pid>/autogroup`); false when the kernel refused it. */
+function writeAutogroupNice(pid: number | "self", nice: number): boolean {
+  const path = cstr(`/proc/${pid}/autogroup`);
+  const text = cstr(`${nice}\n`);
+  const deadline = performance.now() + AUTOGROUP_RATE_WAIT_MS;
+  for (;;) {
+    const o = syscall("openat", -100, path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0);
+    if (o.ret < 0n) return false;
+    const fd = Number(o.ret);
+    const w = syscall("write", fd, text, text.length - 1);
+    closeFd(fd);
+    if (w.ret >= 0n) return true;
+    if (w.errno !== EAGAIN || performance.now() >= deadline) return false;
+    // Another process without CAP_SYS_ADMIN set an autogroup in the last 100 ms.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+  }
+}
+
+/**
+ * Sets this process's autogroup (the session it just started) `increment` below the parent's
+ * group. Best effort, like the weight it sets: false when it could not (nothing to do where the
+ * kernel has no autogroups counts as done).
+ */
+export function lowerOwnAutogroupBelowParent(increment: number): boolean {
+  const parent = autogroupNiceOf(Number(syscall("getppid").ret));
+  const own = autogroupNiceOf("self");
+  if (parent === null || own === null) return true;
+  const target = lowered(parent, increment);
+  return own >= target || writeAutogroupNice("self", target);
+}
+
+/**
+ * Sets the autogroup of process `pid` (a sandbox that started its own session, e.g. a runner's
+ * stage 2) `increment` below this process's group. Best effort: false when it could not.
+ */
+export function lowerAutogroupOf(pid: number, increment: number): boolean {
+  const own = autogroupNiceOf("self");
+  const theirs = autogroupNiceOf(pid);
+  if (own === null || theirs === null) return theirs === null;
+  const target = lowered(own, increment);
+  return theirs >= target || writeAutogroupNice(pid, target);
+}
+
+/** The nice value of task `tid` of process `pid` from /proc (field 19 of stat), or null. */
+export function niceOf(pid: number, tid = pid): number | null {
+  const stat = readProcText(`/proc/${pid}/task/${tid}/stat`);
+  return stat === null ? null : parseStat(stat).nice;
+}
