@@ -25,8 +25,14 @@
  * also sets its group's nice (`/proc/self/autogroup`) SANDBOX_NICE_INCREMENT
  * below the server's group (`lowerOwnAutogroupBelowParent`, the Worker's stage
  * 1); a runner's stage 2, which starts one more session under Landlock, has
- * its group set by the server before it is released (`lowerAutogroupOf`). Without autogroups the file does not exist
- * (or has no effect) and the thread nice values are all there is.
+ * its group set by the server before it is released (`lowerAutogroupOf`).
+ * A server in no autogroup (the root task group: started by an init without
+ * a session of its own, where `/proc/<pid>/autogroup` is empty — CI runs the
+ * suite so) has its threads compete with the groups one by one, so the
+ * sandbox's group goes SANDBOX_NICE_INCREMENT below the server's thread nice.
+ * Without autogroups the file does not exist and the thread nice values are
+ * all there is. Nothing here throws: an unreadable or unexpected file is
+ * treated as no autogroups.
  *
  * What this file enforces: nothing beyond that; raising a thread's nice value
  * needs no privilege, so a failure is reported, never worked around. An
@@ -94,15 +100,50 @@ export function lowerChild(pid: number, increment: number): void {
 }
 
 /**
- * The nice value of the autogroup of process `pid` (`/proc/<pid>/autogroup`:
- * "/autogroup-N nice K"), or null where the kernel has no autogroups.
+ * Where process `pid` stands among the kernel's autogroups (`/proc/<pid>/autogroup`):
+ * - `{ nice }`: in its session's autogroup ("/autogroup-N nice K");
+ * - `"root"`: in none, the file is empty — the root task group, where a process whose
+ *   ancestors since init never started a session stays (a service started by an init that
+ *   runs it without setsid, as CI may be); its threads then compete one by one with the
+ *   autogroups, each at its own nice;
+ * - `null`: the kernel has no autogroups, or the process is gone or unreadable.
  */
-export function autogroupNiceOf(pid: number | "self"): number | null {
-  const text = readProcText(`/proc/${pid}/autogroup`);
+export type AutogroupPlace = { nice: number } | "root" | null;
+
+/** Parses `/proc/<pid>/autogroup` (null: the file does not exist). */
+export function parseAutogroup(text: string | null): AutogroupPlace {
   if (text === null) return null;
-  const m = /\snice\s+(-?\d+)\s*$/.exec(text);
-  if (m === null) throw new Error(`unexpected /proc/${pid}/autogroup: ${text}`);
-  return Number(m[1]);
+  if (text.trim() === "") return "root";
+  const m = /^\/autogroup-\d+\s+nice\s+(-?\d+)\s*$/.exec(text);
+  return m === null ? null : { nice: Number(m[1]) };
+}
+
+/** Where process `pid` stands among the autogroups (never throws: best effort). */
+export function autogroupOf(pid: number | "self"): AutogroupPlace {
+  try {
+    return parseAutogroup(readProcText(`/proc/${pid}/autogroup`));
+  } catch {
+    return null;
+  }
+}
+
+/** The nice value of the autogroup of process `pid`, or null when it is in none. */
+export function autogroupNiceOf(pid: number | "self"): number | null {
+  const place = autogroupOf(pid);
+  return place === null || place === "root" ? null : place.nice;
+}
+
+/**
+ * The nice value a new session's autogroup is ordered against, for a process at `place` whose
+ * thread runs at `threadNice`: its own group's nice, or — in the root task group, where its
+ * threads compete with the groups one by one — its thread nice. Null where there are no groups.
+ */
+export function groupReferenceNice(
+  place: AutogroupPlace,
+  threadNice: number | null,
+): number | null {
+  if (place === null) return null;
+  return place === "root" ? threadNice : place.nice;
 }
 
 /** How long a write refused by the kernel's autogroup rate limit (HZ / 10) is waited out, at most. */
@@ -127,16 +168,31 @@ function writeAutogroupNice(pid: number | "self", nice: number): boolean {
 }
 
 /**
+ * Sets the autogroup of `target` (a process that just started its own session) `increment`
+ * below the group that `reference` is ordered in. Best effort, like the weight it sets: false
+ * when it could not; true when there is nothing to do (no autogroups, or `target` in none).
+ */
+function lowerAutogroupBelow(
+  target: number | "self",
+  reference: number | "self",
+  referenceThreadNice: number | null,
+  increment: number,
+): boolean {
+  const theirs = autogroupNiceOf(target);
+  if (theirs === null) return true;
+  const ref = groupReferenceNice(autogroupOf(reference), referenceThreadNice);
+  if (ref === null) return false;
+  const want = lowered(ref, increment);
+  return theirs >= want || writeAutogroupNice(target, want);
+}
+
+/**
  * Sets this process's autogroup (the session it just started) `increment` below the parent's
- * group. Best effort, like the weight it sets: false when it could not (nothing to do where the
- * kernel has no autogroups counts as done).
+ * group (sandbox/priority.ts's header; best effort: false when it could not).
  */
 export function lowerOwnAutogroupBelowParent(increment: number): boolean {
-  const parent = autogroupNiceOf(Number(syscall("getppid").ret));
-  const own = autogroupNiceOf("self");
-  if (parent === null || own === null) return true;
-  const target = lowered(parent, increment);
-  return own >= target || writeAutogroupNice("self", target);
+  const parent = Number(syscall("getppid").ret);
+  return lowerAutogroupBelow("self", parent, niceOf(parent), increment);
 }
 
 /**
@@ -144,11 +200,8 @@ export function lowerOwnAutogroupBelowParent(increment: number): boolean {
  * stage 2) `increment` below this process's group. Best effort: false when it could not.
  */
 export function lowerAutogroupOf(pid: number, increment: number): boolean {
-  const own = autogroupNiceOf("self");
-  const theirs = autogroupNiceOf(pid);
-  if (own === null || theirs === null) return theirs === null;
-  const target = lowered(own, increment);
-  return theirs >= target || writeAutogroupNice(pid, target);
+  const own = readProcText("/proc/thread-self/stat");
+  return lowerAutogroupBelow(pid, "self", own === null ? null : parseStat(own).nice, increment);
 }
 
 /** The nice value of task `tid` of process `pid` from /proc (field 19 of stat), or null. */

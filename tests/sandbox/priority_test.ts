@@ -12,6 +12,8 @@ import { spawnFileToolProcess } from "../../runtime/tools/file_tool_pool.ts";
 import { listNumericEntries, readProcText } from "../../sandbox/procfs.ts";
 import {
   autogroupNiceOf,
+  autogroupOf,
+  groupReferenceNice,
   lowerAutogroupOf,
   lowerChild,
   lowered,
@@ -22,13 +24,16 @@ const SERVER_NICE = niceOf(Deno.pid)!;
 const SANDBOXED = lowered(SERVER_NICE, SANDBOX_NICE_INCREMENT);
 /**
  * This machine groups tasks by session (autogroups): a sandbox that calls setsid is its own
- * group, which must sit as far below the server's group as its threads do. (Where the kernel has
- * no autogroups there is no group to check.)
+ * group, which must sit as far below the server's group as its threads do — below the server's
+ * own nice where the server is in no group (the root task group: CI starts the suite so). (Where
+ * the kernel has no autogroups there is no group to check.)
  */
+const SERVER_GROUP = autogroupOf("self");
 const SERVER_GROUP_NICE = autogroupNiceOf("self");
-const SANDBOXED_GROUP = SERVER_GROUP_NICE === null
+const SERVER_GROUP_REFERENCE = groupReferenceNice(SERVER_GROUP, SERVER_NICE);
+const SANDBOXED_GROUP = SERVER_GROUP_REFERENCE === null
   ? null
-  : lowered(SERVER_GROUP_NICE, SANDBOX_NICE_INCREMENT);
+  : lowered(SERVER_GROUP_REFERENCE, SANDBOX_NICE_INCREMENT);
 import { anyFrame, makeSandboxDirs, recordingLogger } from "./helpers.ts";
 
 /** The nice value of every thread of `pid`. */
