@@ -414,6 +414,11 @@ export interface ExecuteJobOptions extends RunnerDirs {
   stderr?: "null" | "inherit";
   /** A background Task streams for up to 30 min: no bound on frames or bytes in total. */
   unboundedStream?: boolean;
+  /**
+   * Called with the runner's pid once it is verified, before its job is released (tests: an
+   * error thrown here stands for any unexpected failure between spawn and release).
+   */
+  onVerified?: (runnerPid: number) => void;
 }
 
 /**
@@ -475,84 +480,108 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
   };
   // The runner's memory cgroup (root, where the host offers one): stage 1 made it.
   const memPlace = selfIsRoot() ? ownMemoryCgroup() : null;
-  if (memPlace !== null && !staleSwept) {
-    // Once per server: what a crashed predecessor left behind goes first.
-    staleSwept = true;
-    await sweepStaleRunnerCgroups(memPlace);
-  }
   const memDir = memPlace === null ? null : runnerCgroupDir(memPlace, stage1Pid);
-  const refuse = async (code: "sandbox_unavailable" | "sandbox_attestation_failed", d: string) => {
+  const refuse = (code: "sandbox_unavailable" | "sandbox_attestation_failed", d: string): never => {
+    throw new AppError(code, d);
+  };
+
+  /** Reads, checks and pins the runner stage 1 started; refuses (throws) when it cannot. */
+  async function verifyRunner(): Promise<{ ns: string | null; pidNamespace: boolean }> {
+    const first = await reader.next(RUNNER_READY_TIMEOUT_MS, FIRST).catch((e: unknown) => {
+      if (e instanceof AppError) return null;
+      throw e;
+    });
+    if (first === null) return refuse("sandbox_unavailable", "runner gave no attestation");
+    if (first.kind === "fail") {
+      return refuse(
+        "sandbox_unavailable",
+        `runner step ${first.frame.step} errno ${first.frame.errno}`,
+      );
+    }
+    // The runner is stage 1's only child (spawned from its main thread).
+    const kids = (readProcText(`/proc/${stage1Pid}/task/${stage1Pid}/children`) ?? "").trim()
+      .split(/\s+/).filter((x) => x !== "").map(Number);
+    if (kids.length !== 1) return refuse("sandbox_attestation_failed", "runner not found");
+    const pid = kids[0];
+    const snap = readProcSnapshot(pid);
+    if (snap === null) return refuse("sandbox_attestation_failed", "runner vanished");
+    const root = selfIsRoot();
+    const problems = attestationProblems(first.frame, snap, {
+      pid,
+      supervisorPid: stage1Pid,
+      seccompFilters: selfSeccompFilters() + 1,
+      requireEmptyBounding: selfHoldsCapabilities(),
+      requireUnprivileged: root,
+    });
+    // As root the runner must have its own PID and mount namespaces.
+    const ns = nsLink(pid, "pid_for_children");
+    const pidNamespace = ns !== null && ns !== nsLink("self", "pid");
+    if (root && !pidNamespace) problems.push("no own PID namespace");
+    if (root && nsLink(pid, "mnt") === nsLink("self", "mnt")) {
+      problems.push("no own mount namespace");
+    }
+    // Stage 1 lives on (it waits for stage 2): no thread of it may keep root
+    // or a capability.
+    if (root) {
+      for (const tid of listNumericEntries(`/proc/${stage1Pid}/task`)) {
+        const st = parseStatus(readProcText(`/proc/${stage1Pid}/task/${tid}/status`) ?? "");
+        const ids = [
+          ...(st.get("Uid") ?? "0").split(/\s+/),
+          ...(st.get("Gid") ?? "0").split(/\s+/),
+        ];
+        if (ids.some((x) => !/^[1-9][0-9]*$/.test(x))) {
+          problems.push(`stage 1 task ${tid}: root id`);
+        }
+        for (const f of ["CapEff", "CapPrm", "CapAmb"]) {
+          if (!/^0+$/.test(st.get(f) ?? "")) problems.push(`stage 1 task ${tid}: ${f}`);
+        }
+      }
+    }
+    if (memDir !== null) {
+      const mine = (readProcText(`/proc/${pid}/cgroup`) ?? "").split("\n").some((l) =>
+        /(^|[:,])memory:|^0::/.test(l) && l.endsWith(memDir.slice(memDir.lastIndexOf("/")))
+      );
+      if (!mine) problems.push("not in its memory cgroup");
+    }
+    if (problems.length > 0) {
+      return refuse("sandbox_attestation_failed", problems.join("; "));
+    }
+    const startTime = processStartTime(pid);
+    const pfd = syscall("pidfd_open", pid, 0);
+    if (pfd.ret < 0n || startTime === null || processStartTime(pid) !== startTime) {
+      if (pfd.ret >= 0n) closeFd(Number(pfd.ret));
+      return refuse("sandbox_attestation_failed", "runner identity could not be pinned");
+    }
+    pidfd = Number(pfd.ret);
+    // [PF-2] Stage 2 started its own session, so its own autogroup: that group's weight, not only
+    // its threads' nice, is what orders the command against the server (best effort;
+    // sandbox/priority.ts).
+    lowerAutogroupOf(pid, SANDBOX_NICE_INCREMENT);
+    o.onVerified?.(pid);
+    return { ns, pidNamespace };
+  }
+
+  // From the spawn to the release, whatever ends this call — a refusal or an error nobody
+  // expected (a /proc read that failed, a bug) — ends the runner first: a runner left waiting
+  // for its release would hold its caller, its slot and its processes until the server exits.
+  let verified: { ns: string | null; pidNamespace: boolean };
+  try {
+    if (memPlace !== null && !staleSwept) {
+      // Once per server: what a crashed predecessor left behind goes first.
+      staleSwept = true;
+      await sweepStaleRunnerCgroups(memPlace);
+    }
+    verified = await verifyRunner();
+  } catch (err) {
     hardKill();
     await status;
     await closeAll();
     if (memDir !== null) await removeRunnerCgroup(memDir, RUNNER_RELEASE_TIMEOUT_MS);
     if (pidfd >= 0) closeFd(pidfd);
-    throw new AppError(code, d);
-  };
-
-  const first = await reader.next(RUNNER_READY_TIMEOUT_MS, FIRST).catch((e: unknown) => {
-    if (e instanceof AppError) return null;
-    throw e;
-  });
-  if (first === null) return await refuse("sandbox_unavailable", "runner gave no attestation");
-  if (first.kind === "fail") {
-    return await refuse(
-      "sandbox_unavailable",
-      `runner step ${first.frame.step} errno ${first.frame.errno}`,
-    );
+    pidfd = -1;
+    throw err;
   }
-  // The runner is stage 1's only child (spawned from its main thread).
-  const kids = (readProcText(`/proc/${stage1Pid}/task/${stage1Pid}/children`) ?? "").trim()
-    .split(/\s+/).filter((x) => x !== "").map(Number);
-  if (kids.length !== 1) return await refuse("sandbox_attestation_failed", "runner not found");
-  const pid = kids[0];
-  const snap = readProcSnapshot(pid);
-  if (snap === null) return await refuse("sandbox_attestation_failed", "runner vanished");
-  const root = selfIsRoot();
-  const problems = attestationProblems(first.frame, snap, {
-    pid,
-    supervisorPid: stage1Pid,
-    seccompFilters: selfSeccompFilters() + 1,
-    requireEmptyBounding: selfHoldsCapabilities(),
-    requireUnprivileged: root,
-  });
-  // As root the runner must have its own PID and mount namespaces.
-  const ns = nsLink(pid, "pid_for_children");
-  const pidNamespace = ns !== null && ns !== nsLink("self", "pid");
-  if (root && !pidNamespace) problems.push("no own PID namespace");
-  if (root && nsLink(pid, "mnt") === nsLink("self", "mnt")) problems.push("no own mount namespace");
-  // Stage 1 lives on (it waits for stage 2): no thread of it may keep root
-  // or a capability.
-  if (root) {
-    for (const tid of listNumericEntries(`/proc/${stage1Pid}/task`)) {
-      const st = parseStatus(readProcText(`/proc/${stage1Pid}/task/${tid}/status`) ?? "");
-      const ids = [...(st.get("Uid") ?? "0").split(/\s+/), ...(st.get("Gid") ?? "0").split(/\s+/)];
-      if (ids.some((x) => !/^[1-9][0-9]*$/.test(x))) problems.push(`stage 1 task ${tid}: root id`);
-      for (const f of ["CapEff", "CapPrm", "CapAmb"]) {
-        if (!/^0+$/.test(st.get(f) ?? "")) problems.push(`stage 1 task ${tid}: ${f}`);
-      }
-    }
-  }
-  if (memDir !== null) {
-    const mine = (readProcText(`/proc/${pid}/cgroup`) ?? "").split("\n").some((l) =>
-      /(^|[:,])memory:|^0::/.test(l) && l.endsWith(memDir.slice(memDir.lastIndexOf("/")))
-    );
-    if (!mine) problems.push("not in its memory cgroup");
-  }
-  if (problems.length > 0) {
-    return await refuse("sandbox_attestation_failed", problems.join("; "));
-  }
-  const startTime = processStartTime(pid);
-  const pfd = syscall("pidfd_open", pid, 0);
-  if (pfd.ret < 0n || startTime === null || processStartTime(pid) !== startTime) {
-    if (pfd.ret >= 0n) closeFd(Number(pfd.ret));
-    return await refuse("sandbox_attestation_failed", "runner identity could not be pinned");
-  }
-  pidfd = Number(pfd.ret);
-  // [PF-2] Stage 2 started its own session, so its own autogroup: that group's weight, not only
-  // its threads' nice, is what orders the command against the server (best effort;
-  // sandbox/priority.ts).
-  lowerAutogroupOf(pid, SANDBOX_NICE_INCREMENT);
+  const { ns, pidNamespace } = verified;
   const readyMs = performance.now() - t0;
 
   const release: ReleaseFrame = { v: IPC_PROTOCOL_VERSION, type: "runner.release", job: o.job };

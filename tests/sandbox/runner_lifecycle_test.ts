@@ -5,12 +5,14 @@
  * per server with exec_busy after the wait.
  */
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { acquireCommandSlot, runCommand } from "../../runtime/exec/runner.ts";
+import { acquireCommandSlot, executeInRunner, runCommand } from "../../runtime/exec/runner.ts";
+import type { CommandJob } from "../../sandbox/runner_frames.ts";
 import { listNumericEntries, readProcText } from "../../sandbox/procfs.ts";
 import { AppError } from "../../runtime/errors.ts";
 import {
   CGROUP_NAME_PREFIX,
   ownMemoryCgroup,
+  runnerCgroupDir,
   sweepStaleRunnerCgroups,
 } from "../../sandbox/memory_cgroup.ts";
 
@@ -111,6 +113,61 @@ Deno.test("a runner killed before it reports is outcome_unknown, and nothing of 
     Deno.removeSync(d.base, { recursive: true });
   }
 });
+
+Deno.test("an error between a runner's verification and its release ends the runner before the call does", async () => {
+  const d = dirs();
+  try {
+    const job: CommandJob = {
+      kind: "command",
+      path: "/bin/true",
+      argv: ["true"],
+      cwd: "",
+      env: { PATH: "/usr/bin:/bin" },
+      timeout_ms: 10_000,
+    };
+    const failure = new Error("an unexpected error before the release");
+    let stage1 = 0;
+    let stage2 = 0;
+    const err = await executeInRunner({
+      job,
+      scratchDir: d.scratch,
+      tmpDir: d.tmp,
+      // Far past the test: only the guard can end this runner in time.
+      backstopMs: 600_000,
+      onVerified: (pid) => {
+        stage2 = pid;
+        const stat = readProcText(`/proc/${pid}/stat`) ?? "";
+        stage1 = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+        throw failure;
+      },
+    }).then(() => null, (e: unknown) => e);
+    assert(err === failure, `the caller gets the error itself: ${err}`);
+    assert(stage1 > 0 && stage2 > 0, "the runner was verified");
+    // Stage 1 was killed and reaped before the call ended; the waiting stage 2 was killed.
+    assertEquals(readProcText(`/proc/${stage1}/stat`), null);
+    await until("the runner's stage 2 gone", () => {
+      const st = readProcText(`/proc/${stage2}/stat`);
+      return st === null || st.slice(st.lastIndexOf(")") + 2).startsWith("Z");
+    });
+    assertEquals(processesWith(d.scratch), []);
+    // Its memory cgroup went with it.
+    const place = ownMemoryCgroup();
+    if (place !== null) {
+      assert(!existsDir(runnerCgroupDir(place, stage1)), "the runner's memory cgroup is removed");
+    }
+  } finally {
+    Deno.removeSync(d.base, { recursive: true });
+  }
+});
+
+function existsDir(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
+  }
+}
 
 Deno.test("a cancelled command ends with outcome cancelled and nothing left", async () => {
   const d = dirs();
