@@ -4,7 +4,7 @@
  * journal and run-store unit tests start from.
  */
 import { AGENT_MIGRATIONS } from "../../migrations/agent/index.ts";
-import { genesisDigest } from "../../runtime/events/journal.ts";
+import { genesisDigest, type RunJournal, type Staged } from "../../runtime/events/journal.ts";
 import { insertRun } from "../../runtime/store/run_store.ts";
 import { type DatabaseSync, openDatabase } from "../../runtime/store/sqlite.ts";
 import { makeTempHome } from "./home.ts";
@@ -31,4 +31,29 @@ export function seededRunDb(): { db: DatabaseSync; home: string } {
     created_at: 0,
   });
   return { db, home };
+}
+
+/**
+ * One completed `file/read_text` call of call id `call-<i>` with a 32,000-byte result, staged on
+ * `j` (not accepted): the unit of the durable-bytes bound tests, which add pairs until refused.
+ */
+export function stageLargeReadPair(j: RunJournal, i: number, digest: string): [Staged, Staged] {
+  const req = j.stage("tool.call.requested", {
+    call_id: `call-${i}`,
+    tool_id: "file/read_text",
+    args: { path: "a" },
+    args_digest: digest,
+  });
+  const done = j.stage("tool.call.completed", {
+    call_id: `call-${i}`,
+    tool_id: "file/read_text",
+    outcome: "ok",
+    code: null,
+    result: "r".repeat(32000),
+    result_bytes: 32000,
+    result_digest: digest,
+    projection: "receipt",
+    elapsed_ms: 1,
+  }, req);
+  return [req, done];
 }

@@ -11,6 +11,7 @@
  * ended it with `stream.error` and a tombstone) completes and replays valid.
  */
 import { GOLDEN_BODY, GOLDEN_RUN, GOLDEN_Z_HEX, unhex } from "../helpers/agent_state.ts";
+import { stageLargeReadPair } from "../helpers/run_db.ts";
 import { DatabaseSync as ReadOnlyDatabase } from "node:sqlite";
 import { deflateRawSync } from "node:zlib";
 import { AGENT_MIGRATIONS } from "../../migrations/agent/index.ts";
@@ -195,23 +196,7 @@ Deno.test("a Run's durable bytes grow past 256 KiB to their 1 MiB bound through 
     let refused: unknown = null;
     for (let i = 1; refused === null; i++) {
       try {
-        const req = j.stage("tool.call.requested", {
-          call_id: `call-${i}`,
-          tool_id: "file/read_text",
-          args: { path: "a" },
-          args_digest: D,
-        });
-        const done = j.stage("tool.call.completed", {
-          call_id: `call-${i}`,
-          tool_id: "file/read_text",
-          outcome: "ok",
-          code: null,
-          result: "r".repeat(32000),
-          result_bytes: 32000,
-          result_digest: D,
-          projection: "receipt",
-          elapsed_ms: 1,
-        }, req);
+        const [req, done] = stageLargeReadPair(j, i, D);
         appendDurable(db, j, [req, done]);
       } catch (e) {
         refused = e;

@@ -17,7 +17,13 @@ import {
 import type { EventKind } from "../../runtime/protocol/events.ts";
 import { getRun, listEvents } from "../../runtime/store/run_store.ts";
 import type { DatabaseSync } from "../../runtime/store/sqlite.ts";
-import { SEED_CONV, SEED_RUN, SEED_TURN, seededRunDb } from "../helpers/run_db.ts";
+import {
+  SEED_CONV,
+  SEED_RUN,
+  SEED_TURN,
+  seededRunDb,
+  stageLargeReadPair,
+} from "../helpers/run_db.ts";
 
 const AGENT = "44444444-4444-4444-8444-444444444444";
 const CONV = SEED_CONV;
@@ -270,23 +276,7 @@ Deno.test("RunJournal: durable bytes stop below 1 MiB and still leave room for t
   let accepted = 0;
   for (let i = 1; i <= CALL_ID_MAX && refused === null; i++) {
     try {
-      const req = j.stage("tool.call.requested", {
-        call_id: `call-${i}`,
-        tool_id: "file/read_text",
-        args: { path: "a" },
-        args_digest: D,
-      });
-      const done = j.stage("tool.call.completed", {
-        call_id: `call-${i}`,
-        tool_id: "file/read_text",
-        outcome: "ok",
-        code: null,
-        result: "r".repeat(32000),
-        result_bytes: 32000,
-        result_digest: D,
-        projection: "receipt",
-        elapsed_ms: 1,
-      }, req);
+      const [req, done] = stageLargeReadPair(j, i, D);
       j.accept([req, done]);
       accepted++;
     } catch (e) {
