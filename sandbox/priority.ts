@@ -94,17 +94,16 @@ export function lowerEveryThreadBelowParent(increment: number): StepResult {
  * same value again from its side.
  */
 export function lowerChild(pid: number, increment: number): void {
-  const own = readProcText("/proc/thread-self/stat");
-  if (own === null) return;
-  setNice(pid, lowered(parseStat(own).nice, increment));
+  const own = niceIn("/proc/thread-self/stat");
+  if (own !== null) setNice(pid, lowered(own, increment));
 }
 
 /**
  * Where process `pid` stands among the kernel's autogroups (`/proc/<pid>/autogroup`):
  * - `{ nice }`: in its session's autogroup ("/autogroup-N nice K");
  * - `"root"`: in none, the file is empty — the root task group, where a process whose
- *   ancestors since init never started a session stays (a service started by an init that
- *   runs it without setsid, as CI may be); its threads then compete one by one with the
+ *   ancestors since init never started a session stays (a service that its init starts
+ *   without setsid, as CI starts the suite); its threads then compete one by one with the
  *   autogroups, each at its own nice;
  * - `null`: the kernel has no autogroups, or the process is gone or unreadable.
  */
@@ -200,12 +199,20 @@ export function lowerOwnAutogroupBelowParent(increment: number): boolean {
  * stage 2) `increment` below this process's group. Best effort: false when it could not.
  */
 export function lowerAutogroupOf(pid: number, increment: number): boolean {
-  const own = readProcText("/proc/thread-self/stat");
-  return lowerAutogroupBelow(pid, "self", own === null ? null : parseStat(own).nice, increment);
+  return lowerAutogroupBelow(pid, "self", niceIn("/proc/thread-self/stat"), increment);
 }
 
-/** The nice value of task `tid` of process `pid` from /proc (field 19 of stat), or null. */
+/** The nice value in a /proc stat file (field 19), or null when it cannot be read. */
+function niceIn(statPath: string): number | null {
+  try {
+    const stat = readProcText(statPath);
+    return stat === null ? null : parseStat(stat).nice;
+  } catch {
+    return null;
+  }
+}
+
+/** The nice value of task `tid` of process `pid` from /proc, or null when it cannot be read. */
 export function niceOf(pid: number, tid = pid): number | null {
-  const stat = readProcText(`/proc/${pid}/task/${tid}/stat`);
-  return stat === null ? null : parseStat(stat).nice;
+  return niceIn(`/proc/${pid}/task/${tid}/stat`);
 }
