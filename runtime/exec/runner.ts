@@ -479,8 +479,7 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
     await reader.cancel().catch(() => {});
   };
   // The runner's memory cgroup (root, where the host offers one): stage 1 made it.
-  const memPlace = selfIsRoot() ? ownMemoryCgroup() : null;
-  const memDir = memPlace === null ? null : runnerCgroupDir(memPlace, stage1Pid);
+  let memDir: string | null = null;
   const refuse = (code: "sandbox_unavailable" | "sandbox_attestation_failed", d: string): never => {
     throw new AppError(code, d);
   };
@@ -537,9 +536,11 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
         }
       }
     }
-    if (memDir !== null) {
+    const cgroupDir = memDir;
+    if (cgroupDir !== null) {
+      const leaf = cgroupDir.slice(cgroupDir.lastIndexOf("/"));
       const mine = (readProcText(`/proc/${pid}/cgroup`) ?? "").split("\n").some((l) =>
-        /(^|[:,])memory:|^0::/.test(l) && l.endsWith(memDir.slice(memDir.lastIndexOf("/")))
+        /(^|[:,])memory:|^0::/.test(l) && l.endsWith(leaf)
       );
       if (!mine) problems.push("not in its memory cgroup");
     }
@@ -566,6 +567,8 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
   // for its release would hold its caller, its slot and its processes until the server exits.
   let verified: { ns: string | null; pidNamespace: boolean };
   try {
+    const memPlace = selfIsRoot() ? ownMemoryCgroup() : null;
+    memDir = memPlace === null ? null : runnerCgroupDir(memPlace, stage1Pid);
     if (memPlace !== null && !staleSwept) {
       // Once per server: what a crashed predecessor left behind goes first.
       staleSwept = true;
