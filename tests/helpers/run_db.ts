@@ -57,3 +57,23 @@ export function stageLargeReadPair(j: RunJournal, i: number, digest: string): [S
   }, req);
   return [req, done];
 }
+
+/**
+ * A valid `run.started` payload for Turn `turnId`: plan `planId` of five sections, no tools, no
+ * history, `digest` as both plan and toolset digest.
+ */
+export function runStartedPayload(turnId: string, planId: string, digest: string, modelId = "m") {
+  return {
+    turn_id: turnId,
+    model_id: modelId,
+    plan_id: planId,
+    plan_digest: digest,
+    toolset_digest: digest,
+    tool_ids: [],
+    section_count: 5,
+    history_count: 0,
+    window: 32768,
+    budget: 28672,
+    protocol_features: ["ipc-v2"],
+  };
+}

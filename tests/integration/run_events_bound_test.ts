@@ -11,7 +11,7 @@
  * ended it with `stream.error` and a tombstone) completes and replays valid.
  */
 import { GOLDEN_BODY, GOLDEN_RUN, GOLDEN_Z_HEX, unhex } from "../helpers/agent_state.ts";
-import { stageLargeReadPair } from "../helpers/run_db.ts";
+import { runStartedPayload, stageLargeReadPair } from "../helpers/run_db.ts";
 import { DatabaseSync as ReadOnlyDatabase } from "node:sqlite";
 import { deflateRawSync } from "node:zlib";
 import { AGENT_MIGRATIONS } from "../../migrations/agent/index.ts";
@@ -91,19 +91,6 @@ function seedRun(
   return ids;
 }
 
-const startedPayload = (turn: string, run: string) => ({
-  turn_id: turn,
-  model_id: "m",
-  plan_id: run,
-  plan_digest: D,
-  toolset_digest: D,
-  tool_ids: [],
-  section_count: 5,
-  history_count: 0,
-  window: 32768,
-  budget: 28672,
-  protocol_features: ["ipc-v2"],
-});
 const denied = { call_id: "call-1", tool_id: "file/write", reason: "non_interactive_ask" } as const;
 const completed = { reason: "stop", model_calls: 0, tool_calls: 0, duration_ms: 1 } as const;
 
@@ -117,7 +104,7 @@ function stageDenied(j: RunJournal, n: number): Staged[] {
 /** A real journal of `events` durable events (run.started, permission.denied …, run.completed). */
 function journalRows(ids: RunIds, events: number) {
   const j = new RunJournal({ run_id: ids.run, agent_id: AGENT, conversation_id: ids.conv });
-  const all = [j.stage("run.started", startedPayload(ids.turn, ids.run))];
+  const all = [j.stage("run.started", runStartedPayload(ids.turn, ids.run, D))];
   j.accept(all);
   const mid = stageDenied(j, events - 2);
   j.accept(mid);
@@ -129,7 +116,7 @@ function journalRows(ids: RunIds, events: number) {
 /** Fills a Run through appendDurable to RUN_EVENTS_MAX − 1 events and returns its journal. */
 function fillBelowTerminal(db: DatabaseSync, ids: RunIds) {
   const j = new RunJournal({ run_id: ids.run, agent_id: AGENT, conversation_id: ids.conv });
-  appendDurable(db, j, [j.stage("run.started", startedPayload(ids.turn, ids.run))]);
+  appendDurable(db, j, [j.stage("run.started", runStartedPayload(ids.turn, ids.run, D))]);
   while (j.count < RUN_EVENTS_MAX - 1) {
     appendDurable(db, j, stageDenied(j, Math.min(100, RUN_EVENTS_MAX - 1 - j.count)));
   }
@@ -192,7 +179,7 @@ Deno.test("a Run's durable bytes grow past 256 KiB to their 1 MiB bound through 
   try {
     const ids = seedRun(db);
     const j = new RunJournal({ run_id: ids.run, agent_id: AGENT, conversation_id: ids.conv });
-    appendDurable(db, j, [j.stage("run.started", startedPayload(ids.turn, ids.run))]);
+    appendDurable(db, j, [j.stage("run.started", runStartedPayload(ids.turn, ids.run, D))]);
     let refused: unknown = null;
     for (let i = 1; refused === null; i++) {
       try {

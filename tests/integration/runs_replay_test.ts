@@ -11,6 +11,7 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { codeOf } from "../helpers/agents_api.ts";
 import { openAgentState, tamperEvent } from "../helpers/agent_state.ts";
 import { newConversation, readSse, startRunHarness } from "../helpers/runs.ts";
+import { runStartedPayload } from "../helpers/run_db.ts";
 import { appendDurable, genesisDigest, RunJournal } from "../../runtime/events/journal.ts";
 import { REPLAY_PAGE_MAX } from "../../runtime/limits.ts";
 import { canonicalJson } from "../../runtime/protocol/digest.ts";
@@ -40,19 +41,7 @@ function seedLongRun(db: DatabaseSync, agentId: string, conversationId: string):
     now,
   });
   assertEquals(begun.result, "ok");
-  const started = {
-    turn_id: turnId,
-    model_id: "qwen3.5:2b",
-    plan_id: crypto.randomUUID(),
-    plan_digest: D,
-    toolset_digest: D,
-    tool_ids: [],
-    section_count: 5,
-    history_count: 0,
-    window: 32768,
-    budget: 28672,
-    protocol_features: ["ipc-v2"],
-  };
+  const started = runStartedPayload(turnId, crypto.randomUUID(), D, "qwen3.5:2b");
   insertRun(db, {
     id: runId,
     conversation_id: conversationId,

@@ -18,6 +18,7 @@ import type { EventKind } from "../../runtime/protocol/events.ts";
 import { getRun, listEvents } from "../../runtime/store/run_store.ts";
 import type { DatabaseSync } from "../../runtime/store/sqlite.ts";
 import {
+  runStartedPayload,
   SEED_CONV,
   SEED_RUN,
   SEED_TURN,
@@ -31,19 +32,7 @@ const TURN = SEED_TURN;
 const RUN = SEED_RUN;
 const D = `sha256:${"a".repeat(64)}`;
 
-const started = {
-  turn_id: TURN,
-  model_id: "m",
-  plan_id: RUN,
-  plan_digest: D,
-  toolset_digest: D,
-  tool_ids: [],
-  section_count: 5,
-  history_count: 0,
-  window: 32768,
-  budget: 28672,
-  protocol_features: ["ipc-v2"],
-};
+const started = runStartedPayload(TURN, RUN, D);
 const reqStarted = (call: number) => ({
   call,
   model_id: "m",
