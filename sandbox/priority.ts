@@ -6,13 +6,15 @@
  * Agents' work takes what is left. Relative to the server, never absolute: a
  * server started at a low priority never hands its sandboxes a higher one.
  *
- * Nice is per thread on Linux. The server lowers a child right after it spawns
- * it (`lowerChild`), before the child's runtime starts its threads, so even its
- * start-up (two Deno start-ups for a Worker) runs below the server; the child
- * then sets the same value again from its side — stage 1 on its own thread
- * before it execve's or spawns (`lowerThisThreadBelowParent`), a file-tool
- * process on every thread (`lowerEveryThreadBelowParent`) — so no thread
- * created before the server's call escapes it. Both sides compute the value
+ * Nice is per thread on Linux. The server starts a child through coreutils'
+ * nice (`spawnBelow`), so even its start-up (two Deno start-ups for a Worker)
+ * runs below the server from its first instruction (where nice cannot be
+ * used, it lowers the child right after the spawn: `lowerChild`); the child
+ * then sets the same value again from its side —
+ * stage 1 on its own thread before it execve's or spawns
+ * (`lowerThisThreadBelowParent`), a file-tool process on every thread
+ * (`lowerEveryThreadBelowParent`) — so no thread created before the server's
+ * call escapes it. Both sides compute the value
  * from the server's own nice, so applying it twice changes nothing.
  *
  * Autogroups: where the kernel groups tasks by session (CONFIG_SCHED_AUTOGROUP,
@@ -88,10 +90,84 @@ export function lowerEveryThreadBelowParent(increment: number): StepResult {
   return result;
 }
 
+/** coreutils' nice: starts a program `-n N` nice steps below its own (inherited) nice. */
+export const NICE_PROGRAM = "/usr/bin/nice";
+
+/** A program and its arguments, as Deno.Command takes them. */
+export interface ProgramArgs {
+  executable: string;
+  args: string[];
+}
+
+let niceProgramVerdict: boolean | null = null;
+
+/** Root-owned and writable by no one else (a group- or world-writable entry could be replaced). */
+function rootOwnedNotShared(info: Deno.FileInfo): boolean {
+  return info.uid === 0 && info.mode !== null && (info.mode & 0o022) === 0;
+}
+
+/**
+ * NICE_PROGRAM is a root-owned regular file (not a link) in root-owned directories that only root
+ * may write, like the libc this process already trusts. Checked once per process.
+ */
+export function niceProgramTrusted(): boolean {
+  if (niceProgramVerdict !== null) return niceProgramVerdict;
+  try {
+    const file = Deno.lstatSync(NICE_PROGRAM);
+    const dirs = ["/", "/usr", "/usr/bin"].map((d) => Deno.lstatSync(d));
+    niceProgramVerdict = file.isFile && rootOwnedNotShared(file) &&
+      dirs.every((d) => d.isDirectory && rootOwnedNotShared(d));
+  } catch {
+    niceProgramVerdict = false;
+  }
+  return niceProgramVerdict;
+}
+
+/**
+ * How to start `cmd` `increment` nice steps below the calling thread from the child's first
+ * instruction [PF-2]. A spawned child runs before Deno.Command returns (posix_spawn returns after
+ * the execve), so lowering it after the spawn comes late: until the server's thread gets the CPU
+ * back, the child's start-up runs at the server's own priority and competes with its loop
+ * (measured on 2 cores: 1–10 ms per spawn while the loop waited runnable). Through NICE_PROGRAM the
+ * child inherits the calling thread's nice, adds `increment` (capped at 19, as `lowered`) and
+ * execve's `cmd` in the same process: same pid, same parent, same descriptors. Unchanged when
+ * NICE_PROGRAM cannot be trusted or `cmd.executable` does not exist (its spawn then fails as it
+ * always did).
+ */
+export function startedBelow(cmd: ProgramArgs, increment: number): ProgramArgs {
+  if (!niceProgramTrusted()) return cmd;
+  try {
+    if (!Deno.statSync(cmd.executable).isFile) return cmd;
+  } catch {
+    return cmd;
+  }
+  return {
+    executable: NICE_PROGRAM,
+    args: ["-n", String(increment), cmd.executable, ...cmd.args],
+  };
+}
+
+/**
+ * Spawns `cmd` `increment` nice steps below the calling thread: through NICE_PROGRAM where
+ * `startedBelow` can use it, else lowered right after the spawn (`lowerChild`). Never both: nice
+ * adds its increment to whatever the process has when it runs, so a `lowerChild` that came first
+ * would be added to (the child would end at 19, and an unprivileged child could not come back up
+ * to the value its own step sets: EACCES).
+ */
+export function spawnBelow(
+  cmd: ProgramArgs,
+  options: Omit<Deno.CommandOptions, "args">,
+  increment: number,
+): Deno.ChildProcess {
+  const started = startedBelow(cmd, increment);
+  const child = new Deno.Command(started.executable, { ...options, args: started.args }).spawn();
+  if (started === cmd) lowerChild(child.pid, increment);
+  return child;
+}
+
 /**
  * Sets a child the server just spawned `increment` below the server (this thread's nice), at
- * once, so its start-up already runs below the server's loop. Best effort: the child sets the
- * same value again from its side.
+ * once. Best effort: the child sets the same value again from its side.
  */
 export function lowerChild(pid: number, increment: number): void {
   const own = niceIn("/proc/thread-self/stat");

@@ -70,7 +70,7 @@ import {
   statx,
   syscall,
 } from "../../sandbox/libc.ts";
-import { lowerAutogroupOf, lowerChild } from "../../sandbox/priority.ts";
+import { lowerAutogroupOf, spawnBelow } from "../../sandbox/priority.ts";
 import { listNumericEntries, readProcText } from "../../sandbox/procfs.ts";
 import {
   ownMemoryCgroup,
@@ -438,17 +438,15 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
   if (denoDir !== null) env.DENO_DIR = denoDir;
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command(exe, {
-      args,
+    // [PF-2] Below the server's loop from its first instruction (stage 1 sets it again).
+    child = spawnBelow({ executable: exe, args }, {
       clearEnv: true,
       env,
       cwd: "/",
       stdin: "piped",
       stdout: "piped",
       stderr: o.stderr ?? "null",
-    }).spawn();
-    // [PF-2] Below the server's loop from its first instruction (stage 1 sets it again).
-    lowerChild(child.pid, SANDBOX_NICE_INCREMENT);
+    }, SANDBOX_NICE_INCREMENT);
   } catch (err) {
     throw new AppError("sandbox_unavailable", `runner spawn failed: ${errorName(err)}`);
   }

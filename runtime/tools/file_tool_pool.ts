@@ -26,7 +26,7 @@ import {
   FILE_TOOL_PROCESSES,
   SANDBOX_NICE_INCREMENT,
 } from "../limits.ts";
-import { lowerChild } from "../../sandbox/priority.ts";
+import { spawnBelow } from "../../sandbox/priority.ts";
 import type { ToolArgs } from "./policy.ts";
 import { type ReadToolResult, runReadTool } from "./read_tools.ts";
 import { type FileToolJob, readLines } from "./file_tool_process.ts";
@@ -82,16 +82,18 @@ export function productionFileToolCommand(): FileToolCommand {
   };
 }
 
-/** Starts a file-tool process: stdin and stdout piped for the protocol, stderr dropped. */
+/**
+ * Starts a file-tool process: stdin and stdout piped for the protocol, stderr dropped; below the
+ * server's loop from its first instruction [PF-2] (the process sets it again).
+ */
 export function spawnFileToolProcess(
   cmd: FileToolCommand = productionFileToolCommand(),
 ): Deno.ChildProcess {
-  return new Deno.Command(cmd.executable, {
-    args: cmd.args,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
+  return spawnBelow(
+    cmd,
+    { stdin: "piped", stdout: "piped", stderr: "null" },
+    SANDBOX_NICE_INCREMENT,
+  );
 }
 
 interface Waiting {
@@ -203,8 +205,6 @@ export class FileToolPool {
     } catch {
       return null;
     }
-    // [PF-2] Below the server's loop from its first instruction (the process sets it again).
-    lowerChild(child.pid, SANDBOX_NICE_INCREMENT);
     const slot: Slot = {
       child,
       writer: child.stdin.getWriter(),

@@ -72,7 +72,7 @@ import {
   statx,
   syscall,
 } from "../../sandbox/libc.ts";
-import { lowerChild } from "../../sandbox/priority.ts";
+import { spawnBelow } from "../../sandbox/priority.ts";
 import { readProcText } from "../../sandbox/procfs.ts";
 import { measureRunTree, runTreeOverLimit } from "./run_tree.ts";
 import { errorName } from "../log.ts";
@@ -303,17 +303,15 @@ export async function spawnConfinedWorker<T>(
   if (denoDir !== null) env.DENO_DIR = denoDir;
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command(spec.executable, {
-      args: spec.args,
+    // [PF-2] Below the server's loop from its first instruction (stage 1 sets it again).
+    child = spawnBelow(spec, {
       clearEnv: true,
       env,
       cwd: opts.runRoot,
       stdin: "piped",
       stdout: "piped",
       stderr: opts.stderr ?? "null",
-    }).spawn();
-    // [PF-2] Below the server's loop from its first instruction (stage 1 sets it again).
-    lowerChild(child.pid, SANDBOX_NICE_INCREMENT);
+    }, SANDBOX_NICE_INCREMENT);
   } catch (err) {
     // NotCapable: this process may not run programs (no --allow-run).
     if (

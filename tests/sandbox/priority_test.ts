@@ -4,7 +4,7 @@
  * SANDBOX_NICE_INCREMENT nice steps below the server (this test process), which keeps its own —
  * set by the server at spawn and again by the child, to the same value.
  */
-import { assert, assertEquals } from "../helpers/assert.ts";
+import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
 import { SANDBOX_NICE_INCREMENT } from "../../runtime/limits.ts";
 import { spawnConfinedWorker } from "../../runtime/worker/supervisor.ts";
 import { runCommand } from "../../runtime/exec/runner.ts";
@@ -17,7 +17,11 @@ import {
   lowerAutogroupOf,
   lowerChild,
   lowered,
+  NICE_PROGRAM,
   niceOf,
+  niceProgramTrusted,
+  spawnBelow,
+  startedBelow,
 } from "../../sandbox/priority.ts";
 
 const SERVER_NICE = niceOf(Deno.pid)!;
@@ -159,4 +163,37 @@ Deno.test("the server lowers a child it spawned at once, before the child's own 
     child.kill("SIGKILL");
     await child.status;
   }
+});
+
+Deno.test("a child spawned through spawnBelow runs below the server from its first instruction", async () => {
+  // Debian's coreutils nice: root-owned in root-owned directories.
+  assert(niceProgramTrusted(), `${NICE_PROGRAM} is not trusted here`);
+  // The shell reports its own nice before it could lower itself, then its pid and its parent's.
+  const report = {
+    executable: "/bin/sh",
+    args: ["-c", 'cut -d" " -f19 /proc/$$/stat; echo $$ $PPID'],
+  };
+  const read = async (child: Deno.ChildProcess) => {
+    const out = await child.output();
+    assert(out.success);
+    const [nice, ids] = new TextDecoder().decode(out.stdout).trim().split("\n");
+    return { nice: Number(nice), ids, expected: `${child.pid} ${Deno.pid}` };
+  };
+  assertEquals(startedBelow(report, SANDBOX_NICE_INCREMENT).executable, NICE_PROGRAM);
+  for (let i = 0; i < 5; i++) {
+    const below = await read(spawnBelow(report, { stdout: "piped" }, SANDBOX_NICE_INCREMENT));
+    // Exactly one increment: nice adds to whatever the process has when it runs, so a
+    // lowerChild that came first as well would have made this 19.
+    assertEquals(below.nice, SANDBOXED);
+    // nice execve's the program in place: the pid Deno.Command gave, this process its parent.
+    assertEquals(below.ids, below.expected);
+  }
+  // Spawned directly, the same program starts at the server's own priority.
+  const direct = new Deno.Command(report.executable, { args: report.args, stdout: "piped" });
+  assertEquals((await read(direct.spawn())).nice, SERVER_NICE);
+  // A program that does not exist is left as it is: its spawn fails as it always did.
+  const missing = { executable: `/nonexistent-${crypto.randomUUID()}`, args: ["x"] };
+  assertEquals(startedBelow(missing, SANDBOX_NICE_INCREMENT), missing);
+  const err = assertThrows(() => spawnBelow(missing, {}, SANDBOX_NICE_INCREMENT));
+  assert(err instanceof Deno.errors.NotFound, String(err));
 });
