@@ -2,6 +2,8 @@
  * agent-builder: one executable, several sub-commands [PK-1].
  * `worker`, `runner` and `file-tools` are internal re-exec modes and are not listed in help.
  */
+// First: zod is configured before any schema is built [PF-2].
+import "./runtime/zod_jitless.ts";
 import { RELEASE } from "./runtime/limits.ts";
 import { UsageError } from "./runtime/argv.ts";
 import { AppError } from "./runtime/errors.ts";

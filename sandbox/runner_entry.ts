@@ -30,6 +30,8 @@
  * What this file enforces: no argument skips a step; a failing step writes
  * one `sandbox.failure` frame and exits 70 before anything untrusted runs.
  */
+// First: zod is configured before any schema is built [PF-2].
+import "../runtime/zod_jitless.ts";
 import { parseArgs, UsageError } from "../runtime/argv.ts";
 import {
   IPC_PROTOCOL_VERSION,

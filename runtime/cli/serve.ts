@@ -3,6 +3,8 @@
  * (127.0.0.1:20815 by default), and shuts down gracefully on SIGINT/SIGTERM
  * [PK-1, GW-1, OP-2].
  */
+// First: zod is configured before any schema is built [PF-2].
+import "../zod_jitless.ts";
 import { type AppOptions, createApp } from "../app.ts";
 import { AppError } from "../errors.ts";
 import { resolveHome } from "../home.ts";

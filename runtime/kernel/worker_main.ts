@@ -9,7 +9,7 @@
  * deadline plus a small grace, after which the kernel has already failed.
  */
 // First: zod must be configured before any schema is built [PF-1].
-import "./zod_jitless.ts";
+import "../zod_jitless.ts";
 import { RUN_DEADLINE_MS, WORKER_READ_GRACE_MS, WORKER_WARM_UP_TURNS } from "../limits.ts";
 import { parseControlFrame } from "../protocol/worker_frames.ts";
 import type { WorkerBody } from "../../sandbox/worker_entry.ts";

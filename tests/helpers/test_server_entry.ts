@@ -25,6 +25,8 @@
  *
  * A value that does not parse arms nothing (a test proves it for the fault).
  */
+// First, as in main.ts: zod is configured before any schema is built.
+import "../../runtime/zod_jitless.ts";
 import {
   FAULT_POINTS,
   type FaultInjector,

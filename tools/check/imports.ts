@@ -30,6 +30,7 @@ export const LAYERS: readonly { name: string; rank: number; match: (p: string) =
         "runtime/display_name.ts",
         "runtime/heap_trim.ts",
         "runtime/loop_turns.ts",
+        "runtime/zod_jitless.ts",
       ].includes(p),
   },
   { name: "protocol", rank: 1, match: (p) => p.startsWith("runtime/protocol/") },
