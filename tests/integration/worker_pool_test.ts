@@ -7,6 +7,7 @@
  * stopped server leaves no Worker behind. The refill after a take waits until
  * the taker says so (its Run's first model call ended) or the bound passed.
  */
+import { setImmediate } from "node:timers";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { newConversation, readSse, startRunHarness, submit, waitTurn } from "../helpers/runs.ts";
 import { childrenOf, exited, waitFor, workerOfRun } from "../helpers/worker_procs.ts";
@@ -203,6 +204,55 @@ Deno.test("a take starts the pool's replacement only once the taker says so, or 
   } finally {
     await Promise.all(taken.map((w) => w.kill("cancelled")));
     await bounded.pool.shutdown();
+  }
+});
+
+Deno.test("a pool's spawns run on loop turns of their own, never in the section that asked for them", async () => {
+  const root = makeTempHome();
+  Deno.mkdirSync(`${root}/.runtime`, { mode: 0o700 });
+  // [PF-2] A spawn's synchronous part (fork, exec, checks) must not lengthen the caller's section:
+  // a submit's (the cold path's take) or the one that ends a Run's first model call (a refill).
+  const refused = new Error("no Worker in this test");
+  const counted = { spawns: 0 };
+  const pool = new WorkerPool<WorkerToControl>({
+    root,
+    size: 0,
+    log: silentLogger,
+    spawn: () => {
+      counted.spawns++;
+      return Promise.reject(refused);
+    },
+  });
+  const turn = () => new Promise<void>((r) => setImmediate(r));
+  try {
+    pool.start();
+    const taking = pool.take(`${root}/runs/a`, 60_000).catch((e) => e);
+    assertEquals(counted.spawns, 0, "the take spawned in its caller's section");
+    await turn();
+    assertEquals(counted.spawns, 1);
+    assertEquals(await taking, refused);
+  } finally {
+    await pool.shutdown();
+  }
+  const filling = new WorkerPool<WorkerToControl>({
+    root,
+    size: 2,
+    log: silentLogger,
+    spawn: () => {
+      counted.spawns++;
+      return Promise.reject(refused);
+    },
+  });
+  try {
+    counted.spawns = 0;
+    filling.start();
+    assertEquals(counted.spawns, 0, "the fill spawned in its caller's section");
+    await turn();
+    assertEquals(counted.spawns, 1, "two spawns in one loop turn");
+    await turn();
+    assertEquals(counted.spawns, 2);
+  } finally {
+    await filling.shutdown();
   }
 });
 
