@@ -18,6 +18,7 @@ import { agentRuntimeRel, type HomeLayout } from "../home.ts";
 import type { Logger } from "../log.ts";
 import type { ModelBroker } from "../model/types.ts";
 import { ensurePrivateDir } from "../path_safety.ts";
+import { nextLoopTurn } from "../loop_turns.ts";
 import type { TurnRuntimeSnapshot, WorkerToControl } from "../protocol/worker_frames.ts";
 import type { DatabaseSync } from "../store/sqlite.ts";
 import type { WorkerHandle } from "../worker/supervisor.ts";
@@ -112,6 +113,10 @@ export async function executeRun(
   let refill!: () => void;
   const firstCallEnded = new Promise<void>((resolve) => (refill = resolve));
   try {
+    // [PF-2] On a loop turn of its own: the submit that started this Run has just begun it (the
+    // Run's transaction), and its 202 goes out first; taking the Worker (the Run root, the pool's
+    // rename) would lengthen that section — on a fresh server to 15–25 ms.
+    await nextLoopTurn();
     ensurePrivateDir(deps.home.root, runsRel);
     const w = await deps.takeWorker(runRoot, firstCallEnded);
     worker = w;
