@@ -160,8 +160,16 @@ export function spawnBelow(
   increment: number,
 ): Deno.ChildProcess {
   const started = startedBelow(cmd, increment);
-  const child = new Deno.Command(started.executable, { ...options, args: started.args }).spawn();
-  if (started === cmd) lowerChild(child.pid, increment);
+  if (started !== cmd) {
+    try {
+      return new Deno.Command(started.executable, { ...options, args: started.args }).spawn();
+    } catch (err) {
+      // A process whose --allow-run names its programs but not NICE_PROGRAM: spawned directly.
+      if (!(err instanceof Deno.errors.NotCapable)) throw err;
+    }
+  }
+  const child = new Deno.Command(cmd.executable, { ...options, args: cmd.args }).spawn();
+  lowerChild(child.pid, increment);
   return child;
 }
 

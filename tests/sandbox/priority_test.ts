@@ -197,3 +197,35 @@ Deno.test("a child spawned through spawnBelow runs below the server from its fir
   const err = assertThrows(() => spawnBelow(missing, {}, SANDBOX_NICE_INCREMENT));
   assert(err instanceof Deno.errors.NotFound, String(err));
 });
+
+Deno.test("where this process may not run nice, spawnBelow spawns the program and lowers it at once", async () => {
+  // A process whose --allow-run names /bin/sh alone (a narrower deployment than the launcher's).
+  const script = `
+    import { spawnBelow } from ${
+    JSON.stringify(new URL("../../sandbox/priority.ts", import.meta.url).href)
+  };
+    const child = spawnBelow(
+      { executable: "/bin/sh", args: ["-c", "read x; cut -d' ' -f19 /proc/$$/stat"] },
+      { stdin: "piped", stdout: "piped" },
+      ${SANDBOX_NICE_INCREMENT},
+    );
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode("go\\n"));
+    await w.close();
+    const out = await child.output();
+    console.log(new TextDecoder().decode(out.stdout).trim());
+  `;
+  const file = Deno.makeTempFileSync({ suffix: ".ts" });
+  Deno.writeTextFileSync(file, script);
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--allow-run=/bin/sh", "--allow-read", "--allow-ffi", file],
+      stderr: "inherit",
+    }).output();
+    assert(out.success);
+    // The shell waited for its input before it read its nice: lowered right after the spawn.
+    assertEquals(Number(new TextDecoder().decode(out.stdout).trim()), SANDBOXED);
+  } finally {
+    Deno.removeSync(file);
+  }
+});
