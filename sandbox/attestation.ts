@@ -19,7 +19,7 @@
  */
 import type { AttestationFrame } from "../runtime/protocol/ipc.ts";
 import { LANDLOCK_MIN_ABI } from "../runtime/limits.ts";
-import { cstr, syscall } from "./libc.ts";
+import { closeFd, cstr, syscall } from "./libc.ts";
 import { listNumericEntries, readProcText } from "./procfs.ts";
 
 export interface AttestationExpectations {
@@ -134,6 +134,22 @@ export function readProcSnapshot(pid: number): ProcSnapshot | null {
 export function processStartTime(pid: number): bigint | null {
   const stat = readProcText(`/proc/${pid}/stat`);
   return stat === null ? null : parseStat(stat).startTime;
+}
+
+/**
+ * A pidfd for `pid` and the start time it was verified against, or null (gone, or not
+ * openable). The pidfd is bound to one process; re-reading the start time after opening it proves
+ * it names the process whose start time was read first, not a recycled pid. The caller owns the
+ * descriptor.
+ */
+export function pinProcess(pid: number): { pidfd: number; startTime: bigint } | null {
+  const startTime = processStartTime(pid);
+  const pfd = syscall("pidfd_open", pid, 0);
+  if (pfd.ret < 0n || startTime === null || processStartTime(pid) !== startTime) {
+    if (pfd.ret >= 0n) closeFd(Number(pfd.ret));
+    return null;
+  }
+  return { pidfd: Number(pfd.ret), startTime };
 }
 
 /** What each open fd of `pid` points to (`/proc/<pid>/fd/*` link targets). */

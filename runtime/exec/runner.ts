@@ -49,7 +49,7 @@ import {
 import {
   attestationProblems,
   parseStatus,
-  processStartTime,
+  pinProcess,
   readProcSnapshot,
   selfHoldsCapabilities,
   selfIsRoot,
@@ -545,13 +545,11 @@ export async function executeInRunner(o: ExecuteJobOptions): Promise<RunnerOutco
     if (problems.length > 0) {
       return refuse("sandbox_attestation_failed", problems.join("; "));
     }
-    const startTime = processStartTime(pid);
-    const pfd = syscall("pidfd_open", pid, 0);
-    if (pfd.ret < 0n || startTime === null || processStartTime(pid) !== startTime) {
-      if (pfd.ret >= 0n) closeFd(Number(pfd.ret));
+    const pinned = pinProcess(pid);
+    if (pinned === null) {
       return refuse("sandbox_attestation_failed", "runner identity could not be pinned");
     }
-    pidfd = Number(pfd.ret);
+    pidfd = pinned.pidfd;
     // [PF-2] Stage 2 started its own session, so its own autogroup: that group's weight, not only
     // its threads' nice, is what orders the command against the server (best effort;
     // sandbox/priority.ts).

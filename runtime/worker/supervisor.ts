@@ -53,7 +53,7 @@ import {
 } from "../protocol/ipc.ts";
 import {
   attestationProblems,
-  processStartTime,
+  pinProcess,
   readProcSnapshot,
   selfHoldsCapabilities,
   selfIsRoot,
@@ -374,15 +374,9 @@ export async function spawnConfinedWorker<T>(
     requireUnprivileged: selfIsRoot(),
   });
   if (problems.length > 0) return refuse("sandbox_attestation_failed", problems.join("; "));
-  const startTime = processStartTime(pid);
-  const pfd = syscall("pidfd_open", pid, 0);
-  // The pidfd is bound to the process; re-reading the start time after opening
-  // it proves it names the verified process, not a recycled pid.
-  if (pfd.ret < 0n || startTime === null || processStartTime(pid) !== startTime) {
-    if (pfd.ret >= 0n) closeFd(Number(pfd.ret));
-    return refuse("sandbox_attestation_failed", "identity could not be pinned");
-  }
-  pidfd = Number(pfd.ret);
+  const pinned = pinProcess(pid);
+  if (pinned === null) return refuse("sandbox_attestation_failed", "identity could not be pinned");
+  pidfd = pinned.pidfd;
   opts.log.info("worker_attested", { pid, threads: snap.tasks.size });
 
   let root = opts.runRoot;
@@ -444,7 +438,7 @@ export async function spawnConfinedWorker<T>(
   let sends = 0;
   return {
     pid,
-    startTime,
+    startTime: pinned.startTime,
     attestation: first.frame,
     exited,
     async send(frame) {

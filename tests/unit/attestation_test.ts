@@ -2,8 +2,15 @@
  * Attestation verdicts over /proc text [SB-1, SB-7]: a correct snapshot
  * passes; each wrong field on the process or on ANY thread is named.
  */
-import { assertEquals } from "../helpers/assert.ts";
-import { attestationProblems, parseStat, type ProcSnapshot } from "../../sandbox/attestation.ts";
+import { assert, assertEquals } from "../helpers/assert.ts";
+import {
+  attestationProblems,
+  parseStat,
+  pinProcess,
+  processStartTime,
+  type ProcSnapshot,
+} from "../../sandbox/attestation.ts";
+import { closeFd, syscall } from "../../sandbox/libc.ts";
 import { exitCodeFor } from "../../runtime/worker/supervisor.ts";
 import { type AttestationFrame, IPC_PROTOCOL_VERSION } from "../../runtime/protocol/ipc.ts";
 
@@ -124,4 +131,22 @@ Deno.test("every Worker ending maps to one fixed code", () => {
     [["killed", null, "SIGKILL"], "worker_crashed"],
   ];
   for (const [args, code] of table) assertEquals(exitCodeFor(...args), code, args.join(","));
+});
+
+Deno.test("pinProcess returns a pidfd for a living process and its start time, and null for a pid no process has", async () => {
+  const child = new Deno.Command("sleep", { args: ["30"], stdin: "null" }).spawn();
+  try {
+    const pinned = pinProcess(child.pid);
+    assert(pinned !== null);
+    assertEquals(pinned.startTime, processStartTime(child.pid));
+    // The pidfd names the child: signal 0 through it succeeds.
+    assertEquals(syscall("pidfd_send_signal", pinned.pidfd, 0, null, 0).ret, 0n);
+    closeFd(pinned.pidfd);
+  } finally {
+    child.kill("SIGKILL");
+    await child.status;
+  }
+  // No process has a pid at pid_max (pids stay below it).
+  const pidMax = Number(Deno.readTextFileSync("/proc/sys/kernel/pid_max").trim());
+  assertEquals(pinProcess(pidMax), null);
 });
